@@ -1,0 +1,1 @@
+"""Curso práctico del Transformer: referencia, ejemplos, comprobaciones y herramientas."""

@@ -1,0 +1,63 @@
+"""Entradas de ejemplo con semilla, compartidas por los cuadernos y las pruebas.
+
+Todas las funciones crean sus tensores con un ``torch.Generator`` propio, así que no
+dependen del estado global ni del orden de ejecución: la cifra que imprime un cuaderno
+es la cifra que comprueban las pruebas.
+
+Convenciones: lote de 2 secuencias de 3 *tokens*; la segunda secuencia lleva relleno
+(``PAD_IDX``) en su última posición; ``d_model`` pequeño (2 o 4).
+"""
+
+import torch
+from torch import Tensor
+
+PAD_IDX = 0
+BATCH, SEQ, D_MODEL = 2, 3, 4
+SEED = 0
+
+
+def randn(*shape: int, seed: int = SEED) -> Tensor:
+    """Tensor normal estándar ``float32`` con la forma dada y su propia semilla."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=generator)
+
+
+def qkv(
+    batch: int = BATCH, seq_q: int = SEQ, seq_k: int | None = None, d_k: int = D_MODEL, seed: int = SEED
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Consultas, claves y valores aleatorios.
+
+    Forma:
+        devuelve query (B, T_q, d_k), key (B, T_k, d_k), value (B, T_k, d_k)
+    """
+    seq_k = seq_q if seq_k is None else seq_k
+    query = randn(batch, seq_q, d_k, seed=seed)
+    key = randn(batch, seq_k, d_k, seed=seed + 1)
+    value = randn(batch, seq_k, d_k, seed=seed + 2)
+    return query, key, value
+
+
+def tokens(batch: int = BATCH, seq: int = SEQ, vocab: int = 10, seed: int = SEED) -> Tensor:
+    """Identificadores de *tokens* en ``[1, vocab)``; la última secuencia acaba en relleno.
+
+    Forma:
+        devuelve (B, T), ``int64``; ``tokens[-1, -1] == PAD_IDX``.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, vocab, (batch, seq), generator=generator)
+    ids[-1, -1] = PAD_IDX
+    return ids
+
+
+def toy_qkv() -> tuple[Tensor, Tensor, Tensor]:
+    """Ejemplo de juguete para hacer a mano: 4 *tokens* con vectores de 3 componentes.
+
+    Los valores son enteros pequeños, de modo que ``Q Kᵀ`` se calcula de cabeza.
+
+    Forma:
+        devuelve query, key, value, cada uno (4, 3)
+    """
+    query = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    key = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+    value = torch.tensor([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [2.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+    return query, key, value

@@ -1,0 +1,1 @@
+"""Implementación de referencia del Transformer: un módulo por laboratorio (las respuestas)."""
