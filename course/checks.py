@@ -84,8 +84,7 @@ def close(
             first = [int(i) for i in np.argwhere(wrong)[0]]
             raise AssertionError(
                 f"`{name}`: {int(wrong.sum())} de {want.size} valores difieren; el primero en {first}"
-                f" (se esperaba {bool(want[tuple(first)])})."
-                + _hint(actual, hints)
+                f" (se esperaba {bool(want[tuple(first)])})." + _hint(actual, hints)
             )
         return
     finite(name, actual)
@@ -129,7 +128,9 @@ def load_reference(name: str, student: nn.Module, reference: nn.Module) -> None:
     Dice en español qué parámetro falta, sobra o tiene otra forma.
     """
     if not isinstance(student, nn.Module):
-        raise AssertionError(f"`{name}`: se esperaba un nn.Module y se obtuvo {type(student).__name__}.")
+        raise AssertionError(
+            f"`{name}`: se esperaba un nn.Module y se obtuvo {type(student).__name__}."
+        )
     want, got = reference.state_dict(), student.state_dict()
     missing = sorted(set(want) - set(got))
     extra = sorted(set(got) - set(want))
@@ -161,12 +162,18 @@ def copy_mha_weights(source: nn.MultiheadAttention, target: nn.Module) -> None:
     w_q, w_k, w_v = source.in_proj_weight.detach().chunk(3, dim=0)
     b_q, b_k, b_v = source.in_proj_bias.detach().chunk(3, dim=0)
     state = {
-        "w_q.weight": w_q, "w_q.bias": b_q,
-        "w_k.weight": w_k, "w_k.bias": b_k,
-        "w_v.weight": w_v, "w_v.bias": b_v,
-        "w_o.weight": source.out_proj.weight.detach(), "w_o.bias": source.out_proj.bias.detach(),
+        "w_q.weight": w_q,
+        "w_q.bias": b_q,
+        "w_k.weight": w_k,
+        "w_k.bias": b_k,
+        "w_v.weight": w_v,
+        "w_v.bias": b_v,
+        "w_o.weight": source.out_proj.weight.detach(),
+        "w_o.bias": source.out_proj.bias.detach(),
     }
     missing = sorted(set(state) - set(target.state_dict()))
     if missing:
-        raise AssertionError(f"El módulo no tiene los parámetros {missing}; usa w_q, w_k, w_v y w_o.")
+        raise AssertionError(
+            f"El módulo no tiene los parámetros {missing}; usa w_q, w_k, w_v y w_o."
+        )
     target.load_state_dict(state, strict=False)

@@ -23,7 +23,11 @@ def randn(*shape: int, seed: int = SEED) -> Tensor:
 
 
 def qkv(
-    batch: int = BATCH, seq_q: int = SEQ, seq_k: int | None = None, d_k: int = D_MODEL, seed: int = SEED
+    batch: int = BATCH,
+    seq_q: int = SEQ,
+    seq_k: int | None = None,
+    d_k: int = D_MODEL,
+    seed: int = SEED,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Consultas, claves y valores aleatorios.
 

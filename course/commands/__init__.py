@@ -1,0 +1,1 @@
+"""Una orden de ``python -m course`` por módulo."""

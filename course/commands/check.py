@@ -1,0 +1,46 @@
+"""``python -m course check``: califica un cuaderno con las pruebas ocultas, sin modificarlo."""
+
+from pathlib import Path
+
+from course import grading, labs
+
+
+def run(notebook: str, lab_id: str | None) -> int:
+    lab = labs.get(lab_id) if lab_id else None
+    result = grading.grade_notebook(Path(notebook), lab)
+    print(report(result))
+    return 0
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def report(result: grading.LabResult) -> str:
+    """Informe en español, un renglón por ejercicio, con el motivo de cada fallo."""
+    lines = [f"Laboratorio {result.lab.id} · {result.lab.title}", ""]
+    exercises: dict[str, list[grading.CellResult]] = {}
+    for cell in result.cells:
+        exercises.setdefault(cell.exercise, []).append(cell)
+    for name, cells in exercises.items():
+        maximum = sum(c.max_points for c in cells)
+        if any(c.points is None for c in cells):
+            lines.append(f"  {name:<24} pendiente de corrección manual (máx. {_points(maximum)})")
+            continue
+        got = sum(c.points for c in cells)
+        if name.startswith("pregunta") and got == 0:
+            lines.append(f"✘ {name:<24} sin responder (0 / {_points(maximum)})")
+            continue
+        mark = "✔" if got == maximum else "✘"
+        lines.append(f"{mark} {name:<24} {_points(got):>3} / {_points(maximum)}")
+        for cell in cells:
+            if cell.points < cell.max_points:
+                kind = "prueba oculta" if cell.grade_id.endswith("_oculta") else "prueba"
+                reason = cell.message or "sin respuesta"
+                lines.append(f"      {kind}: {reason.splitlines()[0][:300]}")
+    lines += [
+        "",
+        f"Puntos automáticos: {_points(result.auto_points)} / {_points(result.auto_max)}",
+        f"Preguntas abiertas (corrección manual): {_points(result.manual_max)} puntos más.",
+    ]
+    return "\n".join(lines)

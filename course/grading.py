@@ -1,0 +1,199 @@
+"""Puente con nbgrader: generar versiones de estudiante y calificar un cuaderno.
+
+Todo pasa por la API de nbgrader en este mismo proceso (se importa una vez) y sobre un
+directorio de curso temporal cuando se califica, de modo que la entrega original y el
+libro de notas del instructor nunca se tocan.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.validator import Validator
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from course.labs import REPO, CourseError, Lab, available
+
+STUDENT = "estudiante"
+
+
+def nbgrader_config(root: Path) -> Config:
+    """La configuración del curso (``nbgrader_config.py``) con otra raíz de curso."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    return config
+
+
+def _api(root: Path) -> NbGraderAPI:
+    config = nbgrader_config(root)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _run(result: dict, what: str) -> None:
+    if not result["success"]:
+        raise CourseError(f"nbgrader falló al {what}:\n{result.get('error') or result.get('log')}")
+
+
+def generate(lab: Lab, root: Path) -> Path:
+    """Genera la versión de estudiante de ``lab`` en ``root/release``; ``root`` es un curso.
+
+    Si ``root`` no es el repositorio, se copia antes el cuaderno fuente.
+    """
+    source = root / "source" / lab.id
+    if root.resolve() != REPO:
+        shutil.copytree(lab.source.parent, source, dirs_exist_ok=True)
+    _run(_api(root).generate_assignment(lab.id, force=True, create=True), f"generar {lab.id}")
+    return root / "release" / lab.id / f"{lab.id}.ipynb"
+
+
+def validate(path: Path, invert: bool = False) -> dict:
+    """Ejecuta el cuaderno con el validador de nbgrader.
+
+    Con ``invert=True`` se queja de las pruebas que pasan (útil con la versión de
+    estudiante, donde todas deben fallar).
+    """
+    validator = Validator(config=nbgrader_config(REPO))
+    validator.invert = invert
+    return validator.validate(str(path))
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """Lee un cuaderno que escribió un usuario; cualquier problema es un ``CourseError``."""
+    if not path.exists():
+        raise CourseError(f"No existe el archivo «{path}». Revisa la ruta.")
+    if path.is_dir() or path.suffix != ".ipynb":
+        raise CourseError(
+            f"«{path}» no es un cuaderno (.ipynb). Indica el archivo del laboratorio."
+        )
+    try:
+        notebook = nbformat.read(path, as_version=4)
+        nbformat.validate(notebook)
+    except (ValueError, nbformat.ValidationError, KeyError) as error:
+        raise CourseError(
+            f"«{path}» no es un cuaderno válido (JSON dañado o incompleto: {error})."
+            " Recupera una versión anterior (Archivo > Revertir a punto de control) o descarga"
+            " de nuevo el cuaderno del laboratorio."
+        ) from None
+    return notebook
+
+
+def grade_ids(notebook: nbformat.NotebookNode) -> set[str]:
+    return {
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in notebook.cells
+        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    }
+
+
+def identify(notebook: nbformat.NotebookNode) -> Lab:
+    """El laboratorio cuyas celdas calificadas más se parecen a las del cuaderno."""
+    ids = grade_ids(notebook)
+    scored = [(len(ids & grade_ids(nbformat.read(lab.source, 4))), lab) for lab in available()]
+    best, lab = max(scored, key=lambda pair: pair[0], default=(0, None))
+    if best == 0:
+        raise CourseError(
+            "No se reconoce el laboratorio de este cuaderno: no tiene ninguna celda calificada"
+            " del curso. Indica cuál es con --lab (p. ej. --lab 01_atencion)."
+        )
+    return lab
+
+
+@dataclass
+class CellResult:
+    grade_id: str
+    points: float | None  # None: pendiente de corrección manual
+    max_points: float
+    message: str = ""  # último error de la celda, si falló
+
+    @property
+    def exercise(self) -> str:
+        """``ej1_puntuaciones_oculta`` -> ``ej1_puntuaciones``; ``pregunta_2`` igual."""
+        for suffix in ("_prueba", "_oculta"):
+            if self.grade_id.endswith(suffix):
+                return self.grade_id.removesuffix(suffix)
+        return self.grade_id
+
+
+@dataclass
+class LabResult:
+    lab: Lab
+    cells: list[CellResult] = field(default_factory=list)
+
+    @property
+    def auto_points(self) -> float:
+        return sum(c.points for c in self.cells if c.points is not None)
+
+    @property
+    def auto_max(self) -> float:
+        return sum(c.max_points for c in self.cells if not c.grade_id.startswith("pregunta"))
+
+    @property
+    def manual_max(self) -> float:
+        return sum(c.max_points for c in self.cells if c.grade_id.startswith("pregunta"))
+
+
+def grade_notebook(path: Path, lab: Lab | None = None) -> LabResult:
+    """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica."""
+    notebook = read_notebook(path)
+    lab = lab or identify(notebook)
+    with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
+        root = Path(tmp)
+        generate(lab, root)
+        submitted = root / "submitted" / STUDENT / lab.id
+        submitted.mkdir(parents=True)
+        shutil.copyfile(path, submitted / f"{lab.id}.ipynb")
+        with _quiet_stderr():
+            result = _api(root).autograde(lab.id, STUDENT, force=True, create=True)
+        _run(result, "calificar")
+        return _collect(root, lab)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silencia los avisos del núcleo y de SQLAlchemy; los errores llegan por el registro."""
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _collect(root: Path, lab: Lab) -> LabResult:
+    autograded = nbformat.read(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", 4)
+    messages = {
+        cell.metadata["nbgrader"]["grade_id"]: _error_message(cell)
+        for cell in autograded.cells
+        if cell.cell_type == "code" and "grade_id" in cell.metadata.get("nbgrader", {})
+    }
+    result = LabResult(lab)
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
+        submission = gradebook.find_submission_notebook(lab.id, lab.id, STUDENT)
+        order = {cell.name: i for i, cell in enumerate(submission.notebook.source_cells)}
+        for grade in sorted(submission.grades, key=lambda g: order.get(g.name, 0)):
+            points = grade.score if not grade.needs_manual_grade else None
+            result.cells.append(
+                CellResult(grade.name, points, grade.max_score, messages.get(grade.name, ""))
+            )
+    return result
+
+
+def _error_message(cell: nbformat.NotebookNode) -> str:
+    for output in cell.get("outputs", []):
+        if output.output_type == "error":
+            return f"{output.ename}: {output.evalue}".strip()
+    return ""

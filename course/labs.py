@@ -1,0 +1,56 @@
+"""Tabla única de laboratorios: identificador -> título y módulo de referencia."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "source"
+RELEASE = REPO / "release"
+
+
+@dataclass(frozen=True)
+class Lab:
+    id: str  # nombre de la carpeta y del cuaderno, p. ej. "01_atencion"
+    title: str
+    reference: tuple[str, ...]  # módulos de course.reference que resuelven el laboratorio
+
+    @property
+    def source(self) -> Path:
+        return SOURCE / self.id / f"{self.id}.ipynb"
+
+    @property
+    def release(self) -> Path:
+        return RELEASE / self.id / f"{self.id}.ipynb"
+
+
+LABS = {
+    lab.id: lab
+    for lab in (
+        Lab("01_atencion", "Atención producto-escalar escalada", ("attention",)),
+        Lab("02_normalizacion", "Normalización, residuales y dropout", ("normalization",)),
+        Lab("03_posicional", "Embeddings y codificación posicional", ("positional",)),
+        Lab("04_multicabeza", "Atención multicabeza", ("multihead",)),
+        Lab("05_capas", "Bloques del codificador y decodificador", ("layers",)),
+        Lab("06_transformer", "El Transformer completo", ("model", "training")),
+        Lab("07_multi30k", "Traducción alemán→inglés con Multi30k", ("translation",)),
+    )
+}
+
+
+class CourseError(Exception):
+    """Error de uso con un mensaje en español que dice qué hacer (código de salida 2)."""
+
+
+def available() -> list[Lab]:
+    """Laboratorios cuyo cuaderno fuente existe, en orden."""
+    return [lab for lab in LABS.values() if lab.source.exists()]
+
+
+def get(lab_id: str) -> Lab:
+    lab = LABS.get(lab_id)
+    if lab is None or not lab.source.exists():
+        known = ", ".join(lab.id for lab in available())
+        raise CourseError(
+            f"Laboratorio desconocido: «{lab_id}». Laboratorios disponibles: {known}."
+        )
+    return lab
