@@ -78,7 +78,7 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     try:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
-    except (ValueError, nbformat.ValidationError, KeyError) as error:
+    except (ValueError, TypeError, AttributeError, KeyError, nbformat.ValidationError) as error:
         raise CourseError(
             f"«{path}» no es un cuaderno válido (JSON dañado o incompleto: {error})."
             " Recupera una versión anterior (Archivo > Revertir a punto de control) o descarga"

@@ -1,0 +1,123 @@
+"""``course.checks``: cada comprobación acepta lo correcto y rechaza, en español, lo incorrecto."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from course import checks
+from course.reference.multihead import MultiHeadAttention
+
+
+class FakeTensor(torch.Tensor):
+    pass
+
+
+class AlwaysEqual:
+    shape = (2, 3)
+    dtype = torch.float32
+
+    def __eq__(self, other):
+        return True
+
+
+def test_close_accepts_values_within_tolerance():
+    expected = torch.tensor([1.0, 2.0, 3.0])
+    checks.close("x", expected + 1e-7, expected)
+
+
+@pytest.mark.parametrize(
+    "impostor, word",
+    [
+        (np.zeros((2, 3), dtype=np.float32), "numpy.ndarray"),
+        ([[0.0] * 3] * 2, "list"),
+        (torch.zeros(2, 3).as_subclass(FakeTensor), "FakeTensor"),
+        (AlwaysEqual(), "AlwaysEqual"),
+    ],
+)
+def test_close_rejects_anything_but_a_plain_tensor(impostor, word):
+    with pytest.raises(AssertionError, match=f"se esperaba un torch.Tensor.*{word}"):
+        checks.close("salida", impostor, torch.zeros(2, 3))
+
+
+def test_shape_message_names_the_dimensions():
+    with pytest.raises(
+        AssertionError, match=r"Se esperaba \(2, 3, 4\) = \(B, T, D\) y se obtuvo \(2, 4, 3\)"
+    ):
+        checks.shape("salida", torch.zeros(2, 4, 3), (2, 3, 4), "(B, T, D)")
+
+
+def test_close_rejects_wrong_dtype():
+    with pytest.raises(AssertionError, match="tipo de dato incorrecto.*float32.*float64"):
+        checks.close("x", torch.zeros(3, dtype=torch.float64), torch.zeros(3))
+
+
+def test_close_rejects_nan_and_says_where():
+    actual = torch.tensor([[0.0, 1.0], [float("nan"), 2.0]])
+    with pytest.raises(AssertionError, match=r"1 valores no finitos.*\[1, 0\]"):
+        checks.close("pesos", actual, torch.zeros(2, 2))
+
+
+def test_close_reports_count_and_worst_difference_without_the_expected_tensor():
+    expected = torch.tensor([[0.123456, 0.5], [0.25, 0.75]])
+    actual = expected.clone()
+    actual[1, 0] += 0.5
+    with pytest.raises(AssertionError) as error:
+        checks.close("pesos", actual, expected)
+    message = str(error.value)
+    assert "1 de 4 valores difieren" in message and "[1, 0]" in message and "0.5" in message
+    assert "0.123" not in message
+
+
+def test_close_adds_the_hint_of_the_mutant_it_matches():
+    expected = torch.ones(3)
+    with pytest.raises(AssertionError, match="¿Falta dividir entre √d_k\\?"):
+        checks.close(
+            "s",
+            torch.full((3,), 2.0),
+            expected,
+            hints={"¿Falta dividir entre √d_k?": torch.full((3,), 2.0)},
+        )
+
+
+def test_close_compares_boolean_masks_exactly():
+    mask = torch.tensor([True, False])
+    checks.close("máscara", mask.clone(), mask)
+    with pytest.raises(AssertionError, match=r"1 de 2 valores difieren; el primero en \[1\]"):
+        checks.close("máscara", torch.tensor([True, True]), mask)
+
+
+def test_rows_sum_to_one():
+    checks.rows_sum_to_one("pesos", torch.softmax(torch.randn(2, 3, 4), dim=-1))
+    with pytest.raises(AssertionError, match="deben sumar 1"):
+        checks.rows_sum_to_one("pesos", torch.ones(2, 3))
+
+
+def test_load_reference_names_missing_and_extra_parameters():
+    reference = nn.Linear(4, 2)
+    student = nn.Sequential(nn.Linear(4, 2))
+    with pytest.raises(
+        AssertionError, match=r"faltan \['bias', 'weight'\]; sobran \['0.bias', '0.weight'\]"
+    ):
+        checks.load_reference("capa", student, reference)
+
+
+def test_load_reference_reports_a_wrong_shape_and_loads_when_right():
+    reference = nn.Linear(4, 2)
+    with pytest.raises(
+        AssertionError, match=r"`weight` tiene forma \(3, 4\); se esperaba \(2, 4\)"
+    ):
+        checks.load_reference("capa", nn.Linear(4, 3), reference)
+    student = nn.Linear(4, 2)
+    checks.load_reference("capa", student, reference)
+    assert torch.equal(student.weight, reference.weight)
+
+
+def test_copy_mha_weights_makes_our_module_match_pytorch():
+    torch_mha = nn.MultiheadAttention(4, 2, batch_first=True).eval()
+    ours = MultiHeadAttention(4, 2).eval()
+    checks.copy_mha_weights(torch_mha, ours)
+    x = torch.randn(2, 3, 4)
+    expected, _ = torch_mha(x, x, x)
+    actual, _ = ours(x, x, x)
+    checks.close("salida", actual, expected)
