@@ -6,6 +6,7 @@ libro de notas del instructor nunca se tocan.
 """
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import nbgrader
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
@@ -22,6 +24,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labs import REPO, CourseError, Lab, available
+from course.paths import cache_root
 
 STUDENT = "estudiante"
 
@@ -147,8 +150,8 @@ def grade_notebook(path: Path, lab: Lab | None = None) -> LabResult:
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
-        root = Path(tmp)
-        generate(lab, root)
+        root = Path(tmp) / "curso"
+        shutil.copytree(prepared_course(lab), root)
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
         shutil.copyfile(path, submitted / f"{lab.id}.ipynb")
@@ -156,6 +159,29 @@ def grade_notebook(path: Path, lab: Lab | None = None) -> LabResult:
             result = _api(root).autograde(lab.id, STUDENT, force=True, create=True)
         _run(result, "calificar")
         return _collect(root, lab)
+
+
+def prepared_course(lab: Lab) -> Path:
+    """Un curso mínimo con ``lab`` ya generado (libro de notas incluido), guardado en caché.
+
+    Generar cuesta unos 4 s (crear el libro de notas SQLite); la caché se invalida sola
+    porque su nombre lleva la huella del cuaderno fuente, de la configuración y de nbgrader.
+    """
+    digest = hashlib.sha256()
+    for part in (lab.source.read_bytes(), (REPO / "nbgrader_config.py").read_bytes()):
+        digest.update(part)
+    digest.update(nbgrader.__version__.encode())
+    target = cache_root() / "grading" / f"{lab.id}-{digest.hexdigest()[:16]}"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{lab.id}-", dir=target.parent))
+        with _quiet_stderr():
+            generate(lab, staging)
+        try:
+            staging.rename(target)
+        except OSError:  # otro proceso la preparó a la vez: vale la suya
+            shutil.rmtree(staging)
+    return target
 
 
 @contextlib.contextmanager

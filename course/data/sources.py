@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import course
+from course.paths import cache_root
 
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en")
@@ -44,12 +45,6 @@ def file_name(split: str, lang: str) -> str:
     if lang not in LANGS:
         raise ValueError(f"Idioma desconocido {lang!r}; los válidos son {', '.join(LANGS)}.")
     return f"{split}.{lang}.gz"
-
-
-def cache_root() -> Path:
-    """Carpeta de caché del curso, fuera del repositorio (respeta ``XDG_CACHE_HOME``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "transformer-es"
 
 
 def cache_dir() -> Path:
