@@ -44,3 +44,27 @@ def _cells(values):
     for i, row in enumerate(values):
         for j, value in enumerate(row):
             yield (i, j), float(value)
+
+
+def token_statistics(tensors: dict[str, Tensor], title: str = "Estadísticos por token") -> Figure:
+    """Media y desviación típica (sesgada) de cada *token* antes y después de normalizar.
+
+    Forma:
+        cada tensor (..., D); se aplanan los ejes anteriores a D, un punto por *token*.
+    """
+    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(9.0, 3.2))
+    for label, values in tensors.items():
+        rows = values.detach().float().cpu().reshape(-1, values.shape[-1])
+        positions = range(rows.shape[0])
+        ax_mean.plot(positions, rows.mean(dim=-1).numpy(), marker="o", label=label)
+        ax_std.plot(positions, rows.std(dim=-1, unbiased=False).numpy(), marker="o", label=label)
+    ax_mean.set_title("media por token")
+    ax_std.set_title("desviación típica por token")
+    for ax in (ax_mean, ax_std):
+        ax.set_xlabel("token (lote aplanado)")
+        ax.grid(alpha=0.3)
+    ax_mean.set_ylabel("valor")
+    ax_std.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
