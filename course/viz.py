@@ -52,7 +52,7 @@ def token_statistics(tensors: dict[str, Tensor], title: str = "Estadísticos por
     Forma:
         cada tensor (..., D); se aplanan los ejes anteriores a D, un punto por *token*.
     """
-    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(9.0, 3.2))
+    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(10.5, 3.2))
     for label, values in tensors.items():
         rows = values.detach().float().cpu().reshape(-1, values.shape[-1])
         positions = range(rows.shape[0])
@@ -64,7 +64,7 @@ def token_statistics(tensors: dict[str, Tensor], title: str = "Estadísticos por
         ax.set_xlabel("token (lote aplanado)")
         ax.grid(alpha=0.3)
     ax_mean.set_ylabel("valor")
-    ax_std.legend(fontsize="small")
+    ax_std.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(title)
     fig.tight_layout()
     return fig
