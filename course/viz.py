@@ -68,3 +68,51 @@ def token_statistics(tensors: dict[str, Tensor], title: str = "Estadísticos por
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def positional_encoding_image(
+    encoding: Tensor, title: str = "Codificación posicional sinusoidal"
+) -> Figure:
+    """Imagen de una matriz de codificación posicional: filas = posiciones, columnas = dimensiones.
+
+    Forma:
+        encoding (T, D), valores típicamente en [-1, 1].
+    """
+    if encoding.dim() != 2:
+        raise ValueError(
+            f"positional_encoding_image espera una matriz (T, D) y recibió forma"
+            f" {tuple(encoding.shape)}."
+        )
+    values = encoding.detach().float().cpu().numpy()
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    image = ax.imshow(values, cmap="RdBu", vmin=-1.0, vmax=1.0, aspect="auto")
+    ax.set_xlabel("dimensión (columnas pares: seno; impares: coseno)")
+    ax.set_ylabel("posición en la secuencia")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, label="valor")
+    fig.tight_layout()
+    return fig
+
+
+def position_similarity(
+    encoding: Tensor, title: str = "Producto escalar entre posiciones"
+) -> Figure:
+    """Mapa de calor de ``encoding @ encoding.T``: similitud entre cada par de posiciones.
+
+    Forma:
+        encoding (T, D); la figura muestra una matriz (T, T).
+    """
+    if encoding.dim() != 2:
+        raise ValueError(
+            f"position_similarity espera una matriz (T, D) y recibió forma {tuple(encoding.shape)}."
+        )
+    values = encoding.detach().float().cpu()
+    similarity = (values @ values.T).numpy()
+    fig, ax = plt.subplots(figsize=(5.0, 4.2))
+    image = ax.imshow(similarity, cmap="viridis")
+    ax.set_xlabel("posición j")
+    ax.set_ylabel("posición i")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, label="PE[i] · PE[j]")
+    fig.tight_layout()
+    return fig
