@@ -116,3 +116,77 @@ def position_similarity(
     fig.colorbar(image, ax=ax, fraction=0.046, label="PE[i] · PE[j]")
     fig.tight_layout()
     return fig
+
+
+def training_curves(
+    steps: list[int],
+    train_loss: list[float],
+    val_steps: list[int],
+    val_loss: list[float],
+    title: str = "Curvas de entrenamiento y validación",
+) -> Figure:
+    """Pérdida de entrenamiento por paso (y su media móvil) y pérdida de validación.
+
+    Args:
+        steps, train_loss: número de actualización y pérdida de cada lote.
+        val_steps, val_loss: paso en que se evaluó (p. ej. al final de cada época) y
+            pérdida media por *token* en validación.
+    """
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    ax.plot(steps, train_loss, color="tab:blue", alpha=0.3, lw=1, label="entrenamiento (lote)")
+    window = max(1, len(train_loss) // 20)
+    if window > 1:
+        smooth = [
+            sum(train_loss[max(0, i - window + 1) : i + 1])
+            / len(train_loss[max(0, i - window + 1) : i + 1])
+            for i in range(len(train_loss))
+        ]
+        ax.plot(steps, smooth, color="tab:blue", lw=2, label=f"entrenamiento (media de {window})")
+    ax.plot(val_steps, val_loss, "o-", color="tab:orange", lw=2, label="validación")
+    ax.set_xlabel("paso de optimización")
+    ax.set_ylabel("entropía cruzada por token (nats)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def attention_heads(
+    weights: Tensor,
+    queries: list[str] | None = None,
+    keys: list[str] | None = None,
+    title: str = "Atención cruzada por cabeza",
+) -> Figure:
+    """Un mapa de calor por cabeza, en una rejilla de hasta 4 columnas.
+
+    Forma:
+        weights (H, T_q, T_k); ``queries`` (T_q) rotula las filas (*tokens* generados) y
+        ``keys`` (T_k) las columnas (*tokens* de origen).
+    """
+    if weights.dim() != 3:
+        raise ValueError(
+            f"attention_heads espera (H, T_q, T_k) y recibió forma {tuple(weights.shape)};"
+            " elige un ejemplo del lote, p. ej. pesos[0]."
+        )
+    values = weights.detach().float().cpu().numpy()
+    H, T_q, T_k = values.shape
+    cols = min(H, 4)
+    rows = (H + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(1.2 + 0.32 * T_k * cols, 1.0 + 0.3 * T_q * rows), squeeze=False
+    )
+    for h, ax in enumerate(axes.flat):
+        if h >= H:
+            ax.axis("off")
+            continue
+        ax.imshow(values[h], cmap="viridis", vmin=0.0, vmax=1.0)
+        ax.set_title(f"cabeza {h + 1}")
+        ax.set_xticks(range(T_k), keys or range(T_k), rotation=90, fontsize=7)
+        ax.set_yticks(range(T_q), queries or range(T_q), fontsize=7)
+        ax.set_xlabel("origen (clave)")
+        if h % cols == 0:
+            ax.set_ylabel("salida (consulta)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
