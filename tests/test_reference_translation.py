@@ -138,3 +138,22 @@ def test_corpus_bleu():
     assert 0 < expected < 100
     with pytest.raises(ValueError):
         translation.corpus_bleu(hyps, refs[:1])
+
+
+def test_collate_is_the_data_collate(tokenizer):
+    dataset = data.PairDataset(data.toy_pairs(3, seed=2), tokenizer)
+    items = [dataset[i] for i in range(3)]
+    for got, want in zip(translation.collate(items, 0), data.collate(items), strict=True):
+        assert got.equal(want)
+
+
+def test_translate_test_set_writes_one_line_per_pair(tokenizer, tmp_path):
+    model = tiny_model(tokenizer)
+    pairs = data.toy_pairs(6, seed=3)
+    path = tmp_path / "traducciones.txt"
+    bleu = translation.translate_test_set(model, tokenizer, pairs, path, 12, "cpu")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == "" and len(lines) == 7
+    expected = translation.greedy_translate(model, tokenizer, [de for de, _ in pairs], 12, "cpu")
+    assert lines[:-1] == expected
+    assert bleu == pytest.approx(translation.corpus_bleu(expected, [en for _, en in pairs]))

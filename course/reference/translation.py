@@ -15,12 +15,25 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pad_sequence
 
+from course.data import batching
 from course.data.batching import Batch
 from course.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 from course.reference.model import Transformer, greedy_decode, make_src_mask, make_tgt_mask
 from course.reference.training import label_smoothed_cross_entropy
 
 DEFAULT_BATCH_SIZE = 256  # frases por lote en greedy_translate
+
+
+def collate(pairs: Sequence[tuple[Tensor, Tensor]], pad_idx: int) -> Batch:
+    """Rellena B pares con ``pad_idx`` y separa la entrada y la salida del decodificador.
+
+    Es ``course.data.collate``: ``tgt_in`` es el destino sin su último *token* y
+    ``tgt_out`` el destino sin ``<bos>``.
+
+    Forma:
+        B pares (src (S_i,), tgt (T_i + 1,)) -> src (B, S), tgt_in (B, T), tgt_out (B, T)
+    """
+    return batching.collate(pairs, pad_idx)
 
 
 def batch_masks(src: Tensor, tgt_in: Tensor, pad_idx: int) -> tuple[Tensor, Tensor]:
@@ -155,6 +168,30 @@ def greedy_translate(
         for i, row in zip(chunk, ys[:, 1:].tolist(), strict=True):
             out[i] = tokenizer.decode(row)
     return out
+
+
+def translate_test_set(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    pairs: Sequence[tuple[str, str]],
+    path,
+    max_len: int,
+    device: torch.device | str,
+) -> float:
+    """Traduce los orígenes de ``pairs``, escribe una traducción por línea en ``path`` y
+    devuelve el BLEU contra los destinos.
+
+    El archivo (UTF-8) tiene exactamente una línea por par, en el mismo orden, cada una
+    terminada en ``\\n``; los saltos de línea dentro de una traducción se cambian por espacios.
+
+    Forma:
+        N pares (alemán, inglés) -> archivo de N líneas; devuelve float en [0, 100]
+    """
+    hypotheses = greedy_translate(model, tokenizer, [de for de, _ in pairs], max_len, device)
+    hypotheses = [h.replace("\n", " ") for h in hypotheses]
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(f"{h}\n" for h in hypotheses)
+    return corpus_bleu(hypotheses, [en for _, en in pairs])
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
