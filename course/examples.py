@@ -8,6 +8,8 @@ Convenciones: lote de 2 secuencias de 3 *tokens*; la segunda secuencia lleva rel
 (``PAD_IDX``) en su última posición; ``d_model`` pequeño (2 o 4).
 """
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -65,3 +67,61 @@ def toy_qkv() -> tuple[Tensor, Tensor, Tensor]:
     key = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
     value = torch.tensor([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [2.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
     return query, key, value
+
+
+# Laboratorio 7: corpus de juguete, tokenizador y Transformer diminuto (sin datos reales).
+TOY_VOCAB = 200  # vocabulario BPE del corpus de juguete
+
+
+@functools.lru_cache(maxsize=4)
+def toy_tokenizer(n: int = 300, vocab_size: int = TOY_VOCAB, seed: int = SEED):
+    """Tokenizador BPE entrenado con ``n`` pares de ``course.data.toy_pairs`` (se guarda en memoria).
+
+    Devuelve un ``course.data.SubwordTokenizer`` (relleno 0, ``<bos>`` 1, ``<eos>`` 2).
+    """
+    from course import data
+
+    pairs = data.toy_pairs(n, seed=seed)
+    return data.train_tokenizer([text for pair in pairs for text in pair], vocab_size)
+
+
+def tiny_transformer(
+    vocab_size: int,
+    seed: int = SEED,
+    dropout: float = 0.0,
+    d_model: int = 32,
+    num_heads: int = 4,
+    num_layers: int = 1,
+):
+    """``course.reference.model.Transformer`` diminuto con pesos fijados por ``seed``.
+
+    Vocabulario compartido de tamaño ``vocab_size``; ``d_ff = 2 * d_model``.
+    """
+    from course.config import ModelConfig
+    from course.reference.model import Transformer
+
+    config = ModelConfig(
+        vocab_size,
+        vocab_size,
+        d_model=d_model,
+        num_heads=num_heads,
+        num_encoder_layers=num_layers,
+        num_decoder_layers=num_layers,
+        d_ff=2 * d_model,
+        dropout=dropout,
+        max_len=128,
+    )
+    state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        return Transformer(config)
+    finally:
+        torch.random.set_rng_state(state)
+
+
+def toy_batches(tokenizer, n: int = 32, seed: int = 1, max_tokens: int = 300) -> list:
+    """Lotes fijos (sin barajar, por longitud) de ``n`` pares de juguete: lista de ``Batch``."""
+    from course import data
+
+    dataset = data.PairDataset(data.toy_pairs(n, seed=seed), tokenizer)
+    return list(data.make_loader(dataset, max_tokens, shuffle=False))
