@@ -190,3 +190,60 @@ def attention_heads(
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def head_heatmaps(
+    weights: Tensor,
+    queries: list[str] | None = None,
+    keys: list[str] | None = None,
+    title: str = "Pesos de atención por cabeza",
+) -> Figure:
+    """Rejilla de mapas de calor, uno por cabeza, con el valor de cada peso escrito.
+
+    Pensada para ejemplos pequeños (laboratorio 4): todas las cabezas comparten la
+    escala [0, 1] y una sola barra de color, para que se comparen de un vistazo.
+
+    Forma:
+        weights (H, T_q, T_k); ``queries`` (T_q) rotula las filas y ``keys`` (T_k) las columnas.
+    """
+    if weights.dim() != 3:
+        raise ValueError(
+            f"head_heatmaps espera (H, T_q, T_k) y recibió forma {tuple(weights.shape)};"
+            " elige un ejemplo del lote, p. ej. pesos[0]."
+        )
+    values = weights.detach().float().cpu().numpy()
+    H, T_q, T_k = values.shape
+    cols = min(H, 4)
+    rows = (H + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(0.8 + (1.0 + 0.6 * T_k) * cols, 0.9 + (0.6 + 0.6 * T_q) * rows),
+        squeeze=False,
+        layout="constrained",
+    )
+    image = None
+    for h, ax in enumerate(axes.flat):
+        if h >= H:
+            ax.axis("off")
+            continue
+        image = ax.imshow(values[h], cmap="viridis", vmin=0.0, vmax=1.0)
+        for (i, j), value in _cells(values[h]):
+            ax.text(
+                j,
+                i,
+                f"{value:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="w" if value < 0.5 else "k",
+            )
+        ax.set_title(f"cabeza {h + 1}")
+        ax.set_xticks(range(T_k), keys or range(T_k))
+        ax.set_yticks(range(T_q), queries or range(T_q))
+        ax.set_xlabel("clave (posición atendida)")
+        if h % cols == 0:
+            ax.set_ylabel("consulta")
+    fig.suptitle(title)
+    fig.colorbar(image, ax=axes, fraction=0.046, label="peso")
+    return fig
