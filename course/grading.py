@@ -6,6 +6,7 @@ libro de notas del instructor nunca se tocan.
 """
 
 import contextlib
+import copy
 import hashlib
 import os
 import shutil
@@ -16,13 +17,17 @@ from pathlib import Path
 
 import nbformat
 import nbgrader
+from nbclient.exceptions import DeadKernelError
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
+from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute
 from nbgrader.validator import Validator
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from course import integrity
 from course.labs import REPO, CourseError, Lab, available
 from course.paths import cache_root
 
@@ -37,8 +42,15 @@ def nbgrader_config(root: Path) -> Config:
     return config
 
 
-def _api(root: Path) -> NbGraderAPI:
+def _api(root: Path, timeout: int | None = None) -> NbGraderAPI:
     config = nbgrader_config(root)
+    # Un núcleo que muere (os._exit, memoria agotada) no tumba la calificación entera.
+    steps = Autograde.class_traits()["autograde_preprocessors"].default()
+    config.Autograde.autograde_preprocessors = [
+        SurvivingExecute if step is Execute else step for step in steps
+    ]
+    if timeout is not None:
+        config.Execute.timeout = timeout
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
@@ -131,6 +143,7 @@ class CellResult:
 class LabResult:
     lab: Lab
     cells: list[CellResult] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # informe de integridad (course.integrity)
 
     @property
     def auto_points(self) -> float:
@@ -145,20 +158,79 @@ class LabResult:
         return sum(c.max_points for c in self.cells if c.grade_id.startswith("pregunta"))
 
 
-def grade_notebook(path: Path, lab: Lab | None = None) -> LabResult:
-    """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica."""
+def grade_notebook(path: Path, lab: Lab | None = None, timeout: int | None = None) -> LabResult:
+    """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
+
+    ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``; solo para pruebas.
+    """
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
+    findings = integrity.scan(notebook, grade_ids(nbformat.read(lab.source, 4)))
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
         root = Path(tmp) / "curso"
         shutil.copytree(prepared_course(lab), root)
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
-        shutil.copyfile(path, submitted / f"{lab.id}.ipynb")
+        nbformat.write(_without_duplicate_ids(notebook), submitted / f"{lab.id}.ipynb")
         with _quiet_stderr():
-            result = _api(root).autograde(lab.id, STUDENT, force=True, create=True)
+            result = _api(root, timeout).autograde(lab.id, STUDENT, force=True, create=True)
         _run(result, "calificar")
-        return _collect(root, lab)
+        graded = _collect(root, lab)
+        graded.findings = findings
+        return graded
+
+
+def _without_duplicate_ids(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Una copia en la que solo la primera celda de cada grade id conserva sus metadatos.
+
+    Copiar una celda en JupyterLab copia también su grade id, y nbgrader se detiene con un
+    ``KeyError``. Las copias siguen ejecutándose, como celdas normales del estudiante.
+    """
+    notebook = copy.deepcopy(notebook)
+    seen = set()
+    for cell in notebook.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id is not None and grade_id in seen:
+            del cell.metadata["nbgrader"]
+            cell.pop("id", None)
+        seen.add(grade_id)
+    return notebook
+
+
+class SurvivingExecute(Execute):
+    """``Execute`` de nbgrader que sobrevive a la muerte del núcleo.
+
+    Si el núcleo muere en una celda, esa celda y las siguientes reciben un error en
+    español (0 puntos las de prueba) y se conservan las notas de las anteriores.
+    """
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._dead_at = None
+        try:
+            return super().preprocess(nb, resources, km)
+        except DeadKernelError:  # al cerrar el núcleo ya muerto
+            return self.nb, self.resources
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._dead_at is None:
+            try:
+                return super().preprocess_cell(cell, resources, index)
+            except DeadKernelError:
+                self._dead_at = index
+        if cell.cell_type == "code":
+            where = (
+                "en esta celda" if index == self._dead_at else f"en la celda {self._dead_at + 1}"
+            )
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "error",
+                    ename="NucleoCerrado",
+                    evalue=f"el núcleo de Python se cerró {where} (¿os._exit, memoria agotada?);"
+                    " las celdas siguientes no se ejecutaron",
+                    traceback=[],
+                )
+            )
+        return cell, resources
 
 
 def prepared_course(lab: Lab) -> Path:
