@@ -7,17 +7,46 @@ con nombre; el mensaje nunca imprime el tensor esperado, solo cuántos valores d
 la mayor diferencia y su índice.
 """
 
+import sys
+import types
+
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from course import examples
+
 ATOL_F32 = 1e-5
 RTOL_F32 = 1e-4
+
+# Referencias tomadas al importar este módulo (la celda de preparación, antes de que corra
+# código del estudiante): reasignar después ``torch.allclose``, ``np.abs`` o métodos de
+# ``torch.Tensor`` no cambia lo que comprueban estas funciones. ``TensorBase`` es un tipo
+# de C inmutable; ``DisableTorchFunctionSubclass`` ignora un ``__torch_function__`` cambiado.
+_TENSOR = torch.Tensor
+_BASE = torch._C.TensorBase
+_PLAIN = torch._C.DisableTorchFunctionSubclass
+_BOOL = torch.bool
+_abs, _isfinite, _argwhere, _argmax = np.abs, np.isfinite, np.argwhere, np.argmax
+_unravel_index, _float64 = np.unravel_index, np.float64
+_allclose = torch.allclose
+
+
+def _shape(t: Tensor) -> tuple[int, ...]:
+    return tuple(_BASE.shape.__get__(t))
+
+
+def _dtype(t: Tensor) -> torch.dtype:
+    return _BASE.dtype.__get__(t)
+
+
+def _device(t: Tensor) -> torch.device:
+    return _BASE.device.__get__(t)
 
 
 def tensor(name: str, obj: object) -> None:
     """Exige un ``torch.Tensor`` de verdad: ni subclases ni objetos que lo imiten."""
-    if type(obj) is not torch.Tensor:
+    if type(obj) is not _TENSOR:
         raise AssertionError(
             f"`{name}`: se esperaba un torch.Tensor y se obtuvo {type(obj).__module__}."
             f"{type(obj).__qualname__}. Devuelve el resultado de operaciones de PyTorch."
@@ -27,7 +56,7 @@ def tensor(name: str, obj: object) -> None:
 def shape(name: str, actual: object, expected: tuple[int, ...], dims: str = "") -> None:
     """Comprueba tipo y forma; ``dims`` nombra los ejes, p. ej. ``"(B, T_q, T_k)"``."""
     tensor(name, actual)
-    got = tuple(actual.shape)
+    got = _shape(actual)
     if got != tuple(expected):
         named = f" = {dims}" if dims else ""
         raise AssertionError(
@@ -36,25 +65,35 @@ def shape(name: str, actual: object, expected: tuple[int, ...], dims: str = "") 
 
 
 def dtype(name: str, actual: Tensor, expected: torch.dtype) -> None:
-    if actual.dtype != expected:
+    if _dtype(actual) != expected:
         raise AssertionError(
-            f"`{name}`: tipo de dato incorrecto. Se esperaba {expected} y se obtuvo {actual.dtype}."
+            f"`{name}`: tipo de dato incorrecto. Se esperaba {expected} y se obtuvo {_dtype(actual)}."
+        )
+
+
+def device(name: str, actual: Tensor, expected: torch.device) -> None:
+    if _device(actual) != expected:
+        raise AssertionError(
+            f"`{name}`: el tensor está en el dispositivo «{_device(actual)}» y se esperaba"
+            f" «{expected}». Crea los tensores en el dispositivo de las entradas."
         )
 
 
 def _numpy(t: Tensor) -> np.ndarray:
-    return t.detach().to("cpu", copy=True).resolve_conj().numpy()
+    with _PLAIN():
+        t = _BASE.resolve_conj(_BASE.to(_BASE.detach(t), "cpu", copy=True))
+        return _BASE.numpy(t)
 
 
 def finite(name: str, actual: Tensor) -> None:
     """Exige que no haya ``nan`` ni ``inf``; dice cuántos hay y dónde está el primero."""
     tensor(name, actual)
-    if actual.dtype == torch.bool:
+    if _dtype(actual) == _BOOL:
         return
     values = _numpy(actual)
-    bad = ~np.isfinite(values)
+    bad = ~_isfinite(values)
     if bad.any():
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        first = tuple(int(i) for i in _argwhere(bad)[0])
         raise AssertionError(
             f"`{name}`: {int(bad.sum())} valores no finitos (nan o inf); el primero en {list(first)}."
             " ¿Una fila completamente enmascarada o una división por cero?"
@@ -75,24 +114,25 @@ def close(
         hints: errores típicos, como ``{"¿Falta dividir por √d_k?": tensor_sin_escala}``;
             si ``actual`` coincide con uno de ellos, su texto se añade al mensaje.
     """
-    shape(name, actual, tuple(expected.shape))
-    dtype(name, actual, expected.dtype)
-    if expected.dtype == torch.bool:
+    shape(name, actual, _shape(expected))
+    dtype(name, actual, _dtype(expected))
+    device(name, actual, _device(expected))
+    if _dtype(expected) == _BOOL:
         got, want = _numpy(actual), _numpy(expected)
         wrong = got != want
         if wrong.any():
-            first = [int(i) for i in np.argwhere(wrong)[0]]
+            first = [int(i) for i in _argwhere(wrong)[0]]
             raise AssertionError(
                 f"`{name}`: {int(wrong.sum())} de {want.size} valores difieren; el primero en {first}"
                 f" (se esperaba {bool(want[tuple(first)])})." + _hint(actual, hints)
             )
         return
     finite(name, actual)
-    got, want = _numpy(actual).astype(np.float64), _numpy(expected).astype(np.float64)
-    diff = np.abs(got - want)
-    wrong = diff > atol + rtol * np.abs(want)
+    got, want = _numpy(actual).astype(_float64), _numpy(expected).astype(_float64)
+    diff = _abs(got - want)
+    wrong = diff > atol + rtol * _abs(want)
     if wrong.any():
-        worst = [int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)]
+        worst = [int(i) for i in _unravel_index(int(_argmax(diff)), diff.shape)]
         raise AssertionError(
             f"`{name}`: {int(wrong.sum())} de {want.size} valores difieren"
             f" (máx. |Δ| = {diff.max():.3g} en {worst}; tolerancia atol={atol:g}, rtol={rtol:g})."
@@ -102,7 +142,7 @@ def close(
 
 def _hint(actual: Tensor, hints: dict[str, Tensor] | None) -> str:
     for text, mutant in (hints or {}).items():
-        if mutant.shape == actual.shape and torch.allclose(
+        if _shape(mutant) == _shape(actual) and _allclose(
             actual.detach().double(), mutant.detach().double(), atol=ATOL_F32, rtol=RTOL_F32
         ):
             return f" {text}"
@@ -112,10 +152,10 @@ def _hint(actual: Tensor, hints: dict[str, Tensor] | None) -> str:
 def rows_sum_to_one(name: str, weights: Tensor, atol: float = ATOL_F32) -> None:
     """Cada fila (último eje) de ``weights`` suma 1."""
     finite(name, weights)
-    sums = _numpy(weights).astype(np.float64).sum(axis=-1)
-    diff = np.abs(sums - 1.0)
+    sums = _numpy(weights).astype(_float64).sum(axis=-1)
+    diff = _abs(sums - 1.0)
     if (diff > atol).any():
-        worst = [int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)]
+        worst = [int(i) for i in _unravel_index(int(_argmax(diff)), diff.shape)]
         raise AssertionError(
             f"`{name}`: las filas deben sumar 1; la fila {worst} suma {sums[tuple(worst)]:.6g}."
             " ¿Normalizas sobre el último eje?"
@@ -177,3 +217,23 @@ def copy_mha_weights(source: nn.MultiheadAttention, target: nn.Module) -> None:
             f"El módulo no tiene los parámetros {missing}; usa w_q, w_k, w_v y w_o."
         )
     target.load_state_dict(state, strict=False)
+
+
+class _Locked(types.ModuleType):
+    """Módulo cuyos atributos no se pueden reasignar ni borrar desde el cuaderno."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"{self.__name__} no se puede modificar (intento de cambiar `{name}`);"
+            " las pruebas dependen de él."
+        )
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
+
+
+# `checks.close = lambda *a, **k: None` en una celda del estudiante falla con un mensaje
+# claro. No es un blindaje completo (``vars(checks)`` sigue abierto): course.integrity
+# señala esos intentos al calificar.
+for _module in (sys.modules[__name__], examples):
+    _module.__class__ = _Locked
