@@ -158,10 +158,13 @@ class LabResult:
         return sum(c.max_points for c in self.cells if c.grade_id.startswith("pregunta"))
 
 
-def grade_notebook(path: Path, lab: Lab | None = None, timeout: int | None = None) -> LabResult:
+def grade_notebook(
+    path: Path, lab: Lab | None = None, timeout: int | None = None, keep: Path | None = None
+) -> LabResult:
     """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
 
-    ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``; solo para pruebas.
+    ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``. Con ``keep``,
+    el cuaderno calificado por nbgrader (con salidas) se copia a esa ruta.
     """
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
@@ -177,6 +180,9 @@ def grade_notebook(path: Path, lab: Lab | None = None, timeout: int | None = Non
         _run(result, "calificar")
         graded = _collect(root, lab)
         graded.findings = findings
+        if keep is not None:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", keep)
         return graded
 
 
