@@ -1,6 +1,7 @@
 """Línea de órdenes del curso (argparse, ayuda en español)."""
 
 import argparse
+import importlib
 import sys
 
 from course.labs import CourseError
@@ -32,7 +33,57 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("notebook", help="ruta del cuaderno .ipynb")
     check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
+    _workflow_commands(commands)
     return parser
+
+
+WORKFLOW = ("grade", "feedback", "export", "bundle", "doctor", "jupyter-es")
+
+
+def _workflow_commands(commands) -> None:
+    """Órdenes del profesor y del estudiante por libre (course/commands/<orden>.py)."""
+    grade = _command(commands, "grade", "califica en paralelo todas las entregas de submitted/")
+    grade.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
+    grade.add_argument(
+        "--zip", action="append", metavar="ARCHIVO",
+        help="zip del aula virtual: <estudiante>/<lab>/<lab>.ipynb o <estudiante>_<lab>.ipynb",
+    )  # fmt: skip
+    grade.add_argument("--jobs", type=int, help="procesos en paralelo (por omisión, los núcleos)")
+    grade.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
+    grade.add_argument("--timeout", type=int, help="segundos por celda (por omisión, 60)")
+    grade.add_argument(
+        "--merge-only", action="store_true",
+        help="no califica: une los resultados de autograded/ en gradebook.db",
+    )  # fmt: skip
+    feedback = _command(commands, "feedback", "escribe la devolución HTML de cada estudiante")
+    feedback.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
+    feedback.add_argument("--student", action="append", help="solo este estudiante (repetible)")
+    export = _command(commands, "export", "exporta las notas a CSV (columnas de nbgrader)")
+    export.add_argument("--output", "-o", default="notas.csv", help="archivo CSV o - (pantalla)")
+    bundle = _command(commands, "bundle", "prepara un zip para estudiantes hasta un laboratorio")
+    bundle.add_argument("--through", required=True, metavar="LAB", help="último laboratorio")
+    bundle.add_argument("--output", "-o", help="ruta del zip (por omisión dist/…)")
+    _command(commands, "doctor", "revisa el entorno y dice qué arreglar")
+    _command(commands, "jupyter-es", "pone JupyterLab en español en este entorno")
+
+
+def _run_workflow(args) -> int:
+    # Un import por orden: el zip de estudiantes (bundle) no lleva las del profesor.
+    command = importlib.import_module(f"course.commands.{args.command.replace('-', '_')}")
+    if args.command == "grade":
+        return command.run(
+            zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
+            merge_only=args.merge_only, lab_ids=args.lab,
+        )  # fmt: skip
+    if args.command == "feedback":
+        return command.run(lab_ids=args.lab, students=args.student)
+    if args.command == "export":
+        return command.run(args.output)
+    if args.command == "bundle":
+        return command.run(args.through, args.output)
+    if args.command == "doctor":
+        return command.run()
+    return command.run()
 
 
 def _command(commands, name: str, text: str) -> argparse.ArgumentParser:
@@ -56,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             from course.commands import check
 
             return check.run(args.notebook, args.lab)
+        if args.command in WORKFLOW:
+            return _run_workflow(args)
     except CourseError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

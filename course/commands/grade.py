@@ -1,0 +1,226 @@
+"""``python -m course grade``: califica todas las entregas en paralelo.
+
+Entregas: ``submitted/<estudiante>/<lab>/<lab>.ipynb`` (la estructura de nbgrader) y,
+con ``--zip``, archivos descargados de un aula virtual con entradas
+``<estudiante>/<lab>/<cuaderno>.ipynb`` o ``<estudiante>_<lab>.ipynb`` (se leen sin
+escribir en ``submitted/``).
+
+Diseño: cada proceso de trabajo importa nbgrader una vez y califica cada entrega en su
+propio curso temporal (``course.grading.grade_notebook``), con su núcleo nuevo: nada
+se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
+``calificacion.json``; al final el proceso principal, el único que escribe en
+``gradebook.db``, une los resultados (``course.results.merge``). Una entrega rota se
+anota como error y no detiene las demás.
+"""
+
+import os
+import re
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from course import labs, results
+from course.labs import CourseError
+
+STUDENT_ID = re.compile(r"^[\w.@+-]+$")
+FLAT_ENTRY = re.compile(r"^(?P<student>[\w.@+-]+?)_(?P<lab>\d\d_[a-z0-9]+)\.ipynb$")
+
+
+@dataclass(frozen=True)
+class Task:
+    student: str
+    lab: str
+    notebook: Path | None  # None: no hay cuaderno en la entrega
+    problem: str = ""
+
+
+def run(
+    root: Path = labs.REPO,
+    zips: list[str] | None = None,
+    jobs: int | None = None,
+    shard: str | None = None,
+    timeout: int | None = None,
+    merge_only: bool = False,
+    lab_ids: list[str] | None = None,
+    progress: bool = True,
+) -> int:
+    autograded = root / "autograded"
+    if not merge_only:
+        with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
+            tasks = find_submissions(root / "submitted", lab_ids)
+            for number, name in enumerate(zips or []):
+                tasks += _unzip(Path(name), Path(unpacked) / str(number), lab_ids)
+            tasks = select_shard(_deduplicate(tasks), shard)
+            if not tasks:
+                print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
+                return 0
+            grade_all(tasks, autograded, jobs or os.cpu_count() or 1, timeout, progress)
+    everything = results.read_all(autograded)
+    merged = results.merge(everything, root / "gradebook.db")
+    print(table(everything))
+    errors = [r for r in everything if r.error]
+    print(f"\n{merged} entregas en gradebook.db; {len(errors)} sin calificar.")
+    for result in errors:
+        print(f"  ✘ {result.student} · {result.lab}: {result.error.splitlines()[0][:300]}")
+    return 1 if errors else 0
+
+
+def find_submissions(submitted: Path, lab_ids: list[str] | None = None) -> list[Task]:
+    tasks = []
+    for folder in sorted(submitted.glob("*/*")):
+        if not folder.is_dir() or folder.name not in labs.LABS:
+            continue
+        if lab_ids and folder.name not in lab_ids:
+            continue
+        tasks.append(_task(folder.parent.name, folder.name, sorted(folder.glob("*.ipynb"))))
+    return tasks
+
+
+def _task(student: str, lab: str, notebooks: list[Path]) -> Task:
+    preferred = [p for p in notebooks if p.name == f"{lab}.ipynb"]
+    if preferred or len(notebooks) == 1:
+        return Task(student, lab, (preferred or notebooks)[0])
+    problem = "no hay ningún cuaderno" if not notebooks else "hay varios cuadernos y ninguno"
+    return Task(student, lab, None, f"{problem} llamado {lab}.ipynb en la entrega")
+
+
+def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]:
+    """Lee un zip del aula virtual; cada entrada va a una carpeta temporal."""
+    if not archive.is_file():
+        raise CourseError(f"No existe el archivo zip «{archive}».")
+    try:
+        bundle = zipfile.ZipFile(archive)
+    except zipfile.BadZipFile:
+        raise CourseError(f"«{archive}» no es un archivo zip válido.") from None
+    found: dict[tuple[str, str], list[Path]] = {}
+    with bundle:
+        for entry in bundle.infolist():
+            parts = [p for p in Path(entry.filename).parts if p not in ("submitted",)]
+            if entry.is_dir() or "__MACOSX" in parts or not parts[-1].endswith(".ipynb"):
+                continue
+            flat = FLAT_ENTRY.match(parts[-1])
+            if len(parts) >= 3 and parts[-2] in labs.LABS:
+                student, lab = parts[-3], parts[-2]
+            elif flat and flat["lab"] in labs.LABS:
+                student, lab = flat["student"], flat["lab"]
+            else:
+                print(f"aviso: se ignora «{entry.filename}» en {archive.name}", file=sys.stderr)
+                continue
+            if not STUDENT_ID.match(student) or (lab_ids and lab not in lab_ids):
+                continue
+            path = target / student / lab / Path(parts[-1]).name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(bundle.read(entry))
+            found.setdefault((student, lab), []).append(path)
+    return [_task(s, lab, paths) for (s, lab), paths in sorted(found.items())]
+
+
+def _deduplicate(tasks: list[Task]) -> list[Task]:
+    """Si una entrega aparece dos veces (submitted/ y un zip), vale la última leída."""
+    return sorted({(t.student, t.lab): t for t in tasks}.values(), key=lambda t: (t.student, t.lab))
+
+
+def select_shard(tasks: list[Task], shard: str | None) -> list[Task]:
+    """``i/n``: las entregas cuyo ``crc32("estudiante/lab") % n == i - 1``.
+
+    Depende solo del nombre de cada entrega, no de qué otras hay en la máquina: los
+    fragmentos 1/n..n/n no se solapan y juntos lo cubren todo.
+    """
+    if not shard:
+        return tasks
+    match = re.fullmatch(r"(\d+)/(\d+)", shard)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise CourseError(
+            f"--shard debe tener la forma i/n con 1 ≤ i ≤ n (p. ej. 2/4), no «{shard}»."
+        )
+    index, count = int(match[1]) - 1, int(match[2])
+    return [t for t in tasks if zlib.crc32(f"{t.student}/{t.lab}".encode()) % count == index]
+
+
+def grade_all(
+    tasks: list[Task], autograded: Path, jobs: int, timeout: int | None, progress: bool = True
+) -> list[results.Result]:
+    from tqdm import tqdm
+
+    done = []
+    jobs = max(1, min(jobs, len(tasks)))
+    with ProcessPoolExecutor(jobs, initializer=_init_worker) as pool:
+        futures = {pool.submit(grade_one, t, autograded, timeout): t for t in tasks}
+        bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:  # el proceso de trabajo murió
+                result = results.Result(
+                    task.student, task.lab, error=f"{type(error).__name__}: {error}"
+                )
+                results.write(autograded, result)
+            done.append(result)
+            bar.set_postfix_str(f"{task.student} · {task.lab}", refresh=False)
+            bar.update()
+        bar.close()
+    return done
+
+
+def _init_worker() -> None:
+    """Se importa nbgrader una sola vez por proceso (unos 3 s que no se repiten)."""
+    import course.grading  # noqa: F401
+
+
+def grade_one(task: Task, autograded: Path, timeout: int | None = None) -> results.Result:
+    """Califica una entrega; cualquier fallo queda en ``Result.error``, nunca se propaga."""
+    from course import grading
+
+    start = time.perf_counter()
+    result = results.Result(task.student, task.lab, graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
+    keep = autograded / task.student / task.lab / f"{task.lab}.ipynb"
+    try:
+        if task.notebook is None:
+            raise CourseError(task.problem)
+        graded = grading.grade_notebook(task.notebook, labs.get(task.lab), timeout, keep=keep)
+        result.cells = [
+            {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
+             "message": c.message}
+            for c in graded.cells
+        ]  # fmt: skip
+        result.findings = list(graded.findings)
+    except Exception as error:  # noqa: BLE001 (una entrega rota no detiene las demás)
+        result.error = (
+            str(error) if isinstance(error, CourseError) else f"{type(error).__name__}: {error}"
+        )
+        keep.unlink(missing_ok=True)  # que feedback no use una calificación antigua
+    result.seconds = round(time.perf_counter() - start, 2)
+    results.write(autograded, result)
+    return result
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def table(found: list[results.Result]) -> str:
+    """Tabla estudiante × laboratorio con los puntos automáticos (``error`` si no se pudo)."""
+    lab_ids = [lab for lab in labs.LABS if any(r.lab == lab for r in found)]
+    students = sorted({r.student for r in found})
+    cell = {(r.student, r.lab): r for r in found}
+    width = max([len("estudiante"), *map(len, students)])
+    lines = [f"{'estudiante':<{width}}  " + "  ".join(f"{lab:>16}" for lab in lab_ids)]
+    for student in students:
+        row = []
+        for lab in lab_ids:
+            result = cell.get((student, lab))
+            if result is None:
+                text = "—"
+            elif result.error:
+                text = "error"
+            else:
+                text = f"{_points(result.auto_points)}/{_points(result.auto_max)}"
+            row.append(f"{text:>16}")
+        lines.append(f"{student:<{width}}  " + "  ".join(row))
+    return "\n".join(lines)

@@ -1,0 +1,151 @@
+"""Resultados de ``python -m course grade``: un JSON por estudiante y laboratorio.
+
+Cada proceso de calificación escribe ``autograded/<estudiante>/<lab>/calificacion.json``
+junto al cuaderno calificado (``<lab>.ipynb``, el que usa Formgrader). El libro de notas
+de nbgrader (``gradebook.db``, un solo archivo SQLite) lo escribe únicamente el proceso
+principal, al final, con :func:`merge`: así varios procesos, o varias máquinas con
+``--shard``, nunca escriben a la vez en él. Para unir fragmentos basta con copiar sus
+carpetas ``autograded/`` en una y ejecutar ``python -m course grade --merge-only``.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+RESULT_NAME = "calificacion.json"
+
+
+@dataclass
+class Result:
+    student: str
+    lab: str
+    cells: list[dict] = field(default_factory=list)  # grade_id, points, max_points, message
+    error: str = ""  # por qué no se pudo calificar (cuaderno dañado, fallo de nbgrader...)
+    seconds: float = 0.0
+    findings: list[str] = field(default_factory=list)
+    graded_at: str = ""
+
+    @property
+    def auto_points(self) -> float:
+        return sum(c["points"] for c in self.cells if c["points"] is not None)
+
+    @property
+    def auto_max(self) -> float:
+        return sum(c["max_points"] for c in self.cells if c["points"] is not None)
+
+    @property
+    def max_points(self) -> float:
+        return sum(c["max_points"] for c in self.cells)
+
+
+def path_for(autograded: Path, student: str, lab: str) -> Path:
+    return autograded / student / lab / RESULT_NAME
+
+
+def write(autograded: Path, result: Result) -> Path:
+    """Escribe el JSON de forma atómica (archivo temporal y ``rename``)."""
+    target = path_for(autograded, result.student, result.lab)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(asdict(result), ensure_ascii=False, indent=1))
+    temporary.replace(target)
+    return target
+
+
+def read_all(autograded: Path) -> list[Result]:
+    """Todos los resultados bajo ``autograded/``, ordenados por estudiante y laboratorio."""
+    found = []
+    for path in sorted(autograded.glob(f"*/*/{RESULT_NAME}")):
+        found.append(Result(**json.loads(path.read_text())))
+    return found
+
+
+@contextlib.contextmanager
+def _locked(db: Path):
+    """Un solo escritor del libro de notas a la vez, también entre órdenes distintas."""
+    with open(db.with_name(db.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def backup(db: Path) -> Path | None:
+    """Copia ``gradebook.db`` a ``gradebook.db.<fecha>.bak`` antes de escribir en él."""
+    if not db.exists():
+        return None
+    target = db.with_name(f"{db.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+    shutil.copy2(db, target)
+    return target
+
+
+def merge(results: list[Result], db: Path) -> int:
+    """Pasa los puntos automáticos al libro de notas de nbgrader; devuelve cuántas entregas.
+
+    Respeta las notas manuales que ya hubiera (como ``nbgrader autograde``): solo cambia
+    ``auto_score`` y marca para revisión lo que la necesita. Si el laboratorio no está
+    en el libro de notas, copia su definición del curso preparado por ``course.grading``.
+    """
+    from nbgrader.api import Gradebook
+
+    from course import grading, labs
+
+    good = [r for r in results if not r.error]
+    if not good:
+        return 0
+    with _locked(db), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
+        backup(db)
+        with Gradebook(f"sqlite:///{db}") as gradebook:
+            known = {a.name for a in gradebook.assignments}
+            for lab_id in sorted({r.lab for r in good} - known):
+                _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
+            for result in good:
+                gradebook.update_or_create_student(result.student)
+                submission = gradebook.update_or_create_submission(result.lab, result.student)
+                for cell in result.cells:
+                    grade = gradebook.find_grade(
+                        cell["grade_id"], result.lab, result.lab, result.student
+                    )
+                    grade.auto_score = cell["points"]
+                    grade.needs_manual_grade = (
+                        grade.manual_score is not None or grade.auto_score is None
+                    )
+                del submission
+            gradebook.db.commit()
+    return len(good)
+
+
+def _copy_assignment(course: Path, lab_id: str, gradebook) -> None:
+    """Copia laboratorio, cuaderno y celdas del libro de notas de ``course`` a ``gradebook``."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as source:
+        assignment = source.find_assignment(lab_id)
+        gradebook.update_or_create_assignment(lab_id, duedate=assignment.duedate)
+        for notebook in assignment.notebooks:
+            gradebook.update_or_create_notebook(notebook.name, lab_id)
+            for cell in notebook.grade_cells:
+                gradebook.update_or_create_grade_cell(
+                    cell.name, notebook.name, lab_id, max_score=cell.max_score,
+                    cell_type=cell.cell_type,
+                )  # fmt: skip
+            for cell in notebook.solution_cells:
+                gradebook.update_or_create_solution_cell(cell.name, notebook.name, lab_id)
+            for cell in notebook.task_cells:
+                gradebook.update_or_create_task_cell(
+                    cell.name, notebook.name, lab_id, max_score=cell.max_score,
+                    cell_type=cell.cell_type,
+                )  # fmt: skip
+            for cell in notebook.source_cells:
+                gradebook.update_or_create_source_cell(
+                    cell.name, notebook.name, lab_id, cell_type=cell.cell_type,
+                    locked=cell.locked, source=cell.source, checksum=cell.checksum,
+                )  # fmt: skip
