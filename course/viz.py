@@ -247,3 +247,26 @@ def head_heatmaps(
     fig.suptitle(title)
     fig.colorbar(image, ax=axes, fraction=0.046, label="peso")
     return fig
+
+
+def residual_norms(
+    norms: dict[str, list[float]],
+    title: str = "Tamaño del flujo residual capa a capa",
+) -> Figure:
+    """Norma media de los *tokens* a la salida de cada capa de una pila (laboratorio 5).
+
+    Args:
+        norms: para cada configuración (p. ej. "post-norm", "pre-norm"), la lista de
+            valores RMS medios por *token*, ‖x‖ / √D: el primero es la entrada (capa 0)
+            y el resto, la salida de cada capa.
+    """
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for label, values in norms.items():
+        ax.plot(range(len(values)), values, marker="o", label=label)
+    ax.set_xlabel("capa (0 = entrada de la pila)")
+    ax.set_ylabel("RMS medio por token, ‖x‖ / √D")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    return fig
