@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +175,9 @@ def grade_notebook(
         shutil.copytree(prepared_course(lab), root)
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
-        nbformat.write(_without_duplicate_ids(notebook), submitted / f"{lab.id}.ipynb")
+        release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
+        cleaned = _with_missing_cells(_known_ids_once(notebook, grade_ids(release)), release)
+        nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         with _quiet_stderr():
             result = _api(root, timeout).autograde(lab.id, STUDENT, force=True, create=True)
         _run(result, "calificar")
@@ -186,20 +189,63 @@ def grade_notebook(
         return graded
 
 
-def _without_duplicate_ids(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Una copia en la que solo la primera celda de cada grade id conserva sus metadatos.
+def _known_ids_once(notebook: nbformat.NotebookNode, known: set[str]) -> nbformat.NotebookNode:
+    """Una copia en la que solo la primera celda de cada grade id del laboratorio conserva
+    sus metadatos de nbgrader.
 
     Copiar una celda en JupyterLab copia también su grade id, y nbgrader se detiene con un
-    ``KeyError``. Las copias siguen ejecutándose, como celdas normales del estudiante.
+    ``KeyError``; un grade id que el libro de notas no conoce (otro laboratorio, uno
+    inventado) también lo detiene. Esas celdas siguen ejecutándose, como celdas normales.
     """
     notebook = copy.deepcopy(notebook)
     seen = set()
     for cell in notebook.cells:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id is not None and grade_id in seen:
+        if grade_id is None and "nbgrader" in cell.get("metadata", {}):
             del cell.metadata["nbgrader"]
-            cell.pop("id", None)
+        elif grade_id is not None and (grade_id in seen or grade_id not in known):
+            del cell.metadata["nbgrader"]
         seen.add(grade_id)
+    return notebook
+
+
+MISSING = "# Esta celda faltaba en la entrega; se ha restaurado al calificar.\n"
+
+
+def _grade_id(cell) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _with_missing_cells(
+    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
+) -> nbformat.NotebookNode:
+    """Devuelve las celdas de nbgrader que faltan a su sitio (tras la anterior que sí está).
+
+    nbgrader solo restaura celdas de prueba, y falla con ``KeyError`` si también falta la
+    celda anterior (un cuaderno vacío, uno de otro laboratorio, una respuesta borrada);
+    la celda de preparación borrada ni la restaura. Las celdas de prueba y las bloqueadas
+    vuelven con su contenido (nbgrader lo sobrescribe después con el del libro de notas);
+    las de respuesta vuelven vacías, para no tapar una función definida en otra celda.
+    """
+    notebook = copy.deepcopy(notebook)
+    anchor = None
+    for cell in release.cells:
+        grade_id = _grade_id(cell)
+        if grade_id is None:
+            continue
+        ids = [_grade_id(c) for c in notebook.cells]
+        if grade_id not in ids:
+            restored = copy.deepcopy(cell)
+            restored.pop("id", None)
+            if notebook.get("nbformat_minor", 0) >= 5:  # ids de celda desde nbformat 4.5
+                restored["id"] = uuid.uuid4().hex[:12]
+            meta = restored.metadata["nbgrader"]
+            if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
+                restored.source = MISSING
+            elif cell.cell_type == "code":
+                restored.source = MISSING + restored.source
+            notebook.cells.insert(ids.index(anchor) + 1 if anchor in ids else 0, restored)
+        anchor = grade_id
     return notebook
 
 
