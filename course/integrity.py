@@ -157,8 +157,11 @@ def scan(notebook: nbformat.NotebookNode, expected_ids: set[str] | None = None) 
         grade_id = _meta(cell).get("grade_id")
         if grade_id and grade_id in seen:
             findings.append(f"grade id duplicado «{grade_id}»: se califica solo la primera celda")
+        elif grade_id and expected_ids is not None and grade_id not in expected_ids:
+            findings.append(f"grade id desconocido «{grade_id}»: se ejecuta como celda normal")
         seen.add(grade_id)
-    if expected_ids is not None and seen.isdisjoint(expected_ids):
+    exercises = {i for i in expected_ids or () if i.startswith("ej")}  # no pregunta_N ni md_NN
+    if expected_ids is not None and seen.isdisjoint(exercises):
         findings.append(
             "ninguna celda calificada de este laboratorio: ¿cuaderno de otro laboratorio?"
         )

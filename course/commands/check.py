@@ -43,4 +43,7 @@ def report(result: grading.LabResult) -> str:
         f"Puntos automáticos: {_points(result.auto_points)} / {_points(result.auto_max)}",
         f"Preguntas abiertas (corrección manual): {_points(result.manual_max)} puntos más.",
     ]
+    if result.findings:
+        lines += ["", "Informe de integridad (revísalo; no cambia la nota):"]
+        lines += [f"  ⚠ {finding}" for finding in result.findings]
     return "\n".join(lines)
