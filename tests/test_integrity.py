@@ -1,0 +1,509 @@
+"""Entregas manipuladas del laboratorio 1 calificadas con nbgrader real (docs/reliability.md).
+
+Cada prueba es un caso con un resultado definido: ninguna entrega tumba la calificación y
+cada una saca 0 o los puntos que ganó, con un motivo legible. Para ahorrar tiempo, los
+casos que tocan ejercicios distintos comparten cuaderno (una ejecución de nbgrader cada
+grupo, unos 5 s); ``graded`` los califica una sola vez por sesión.
+"""
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import tampering as t
+
+from course import grading, integrity, labs
+from course.commands.check import report
+from course.labs import CourseError
+
+FULL = {"ej1_puntuaciones": 14, "ej2_softmax": 14, "ej3_relleno": 14, "ej4_causal": 14}
+FULL["ej5_atencion"] = 24
+LOOP_TIMEOUT = 10  # s por celda en el caso del bucle infinito (80 s en nbgrader_config.py: 60)
+
+WRONG = {  # respuestas incorrectas pero bien tipadas: las pruebas restauradas deben verlas
+    "ej1_puntuaciones": "def attention_scores(query, key):\n    return query @ key.transpose(-2, -1)\n",
+    "ej2_softmax": "def softmax(x):\n    return x.exp()\n",
+    "ej3_relleno": "def padding_mask(tokens, pad_idx):\n    return ~(tokens != pad_idx).unsqueeze(-2)\n",
+    "ej4_causal": "def causal_mask(size):\n    return torch.ones(size, size, dtype=torch.bool).triu()\n",
+    "ej5_atencion": (
+        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+        "    w = torch.softmax(query @ key.transpose(-2, -1), dim=-1)\n"
+        "    return w @ value, w\n"
+    ),
+}
+# Ejercicio 5 correcto sin usar las funciones anteriores del estudiante.
+SELF_CONTAINED_EJ5 = (
+    "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+    "    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))\n"
+    "    if mask is not None:\n"
+    "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+    "    weights = torch.softmax(scores, dim=-1)\n"
+    "    if mask is not None:\n"
+    "        weights = weights.masked_fill(~mask, 0.0)\n"
+    "    return weights @ value, weights\n"
+)
+
+
+def _tests_tampered():
+    nb = t.solved()
+    t.delete(nb, "ej1_puntuaciones_prueba")  # borradas: se restauran y puntúan
+    t.delete(nb, "ej1_puntuaciones_oculta")
+    t.answer(nb, "ej2_softmax", WRONG["ej2_softmax"])
+    t.cell(nb, "ej2_softmax_prueba").source = "assert True"
+    t.cell(nb, "ej2_softmax_oculta").source = ""
+    t.answer(nb, "ej3_relleno", WRONG["ej3_relleno"])
+    t.cell(
+        nb, "ej3_relleno_prueba"
+    ).source = "mask = padding_mask(torch.tensor([[1, 0]]), 0)\nprint('Prueba visible superada.')"
+    t.duplicate_grade_id(nb, "ej4_causal_prueba")
+    t.answer(nb, "ej5_atencion", SELF_CONTAINED_EJ5)  # sin depender de ej2 (incorrecto aquí)
+    t.duplicate_grade_id(nb, "ej5_atencion")
+    t.insert_code(nb, 0, "import paquete_que_no_existe\n")  # error al importar, 1.ª celda
+    t.cell(nb, "preparacion").source = "raise RuntimeError('preparación rota')"
+    return nb
+
+
+def _types():
+    nb = t.solved()
+    for case in ("numpy", "list", "subclass", "always_equal", "wrong_dtype"):
+        t.bad_answer(nb, case)
+    return nb
+
+
+def _values():
+    nb = t.solved()
+    for case in ("wrong_shape", "nan", "meta_device", "reference_import"):
+        t.bad_answer(nb, case)
+    t.answer(nb, "ej5_atencion", SELF_CONTAINED_EJ5 + "\nprint('x' * 5_000_000)\n")
+    return nb
+
+
+def _patches_blocked():
+    nb = t.solved()
+    t.answer(
+        nb, "ej1_puntuaciones", WRONG["ej1_puntuaciones"] + "checks.close = lambda *a, **k: None\n"
+    )
+    t.answer(
+        nb,
+        "ej2_softmax",
+        WRONG["ej2_softmax"]
+        + "import numpy\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n",
+    )
+    t.answer(
+        nb,
+        "ej3_relleno",
+        WRONG["ej3_relleno"] + "torch.Tensor.__eq__ = lambda self, other: torch.tensor(True)\n",
+    )
+    t.answer(
+        nb,
+        "ej4_causal",
+        WRONG["ej4_causal"] + "import numpy as np\nnp.abs = lambda x: x * 0\nexamples.qkv = None\n",
+    )
+    t.answer(nb, "ej5_atencion", SELF_CONTAINED_EJ5 + "del checks.shape\n")
+    return nb
+
+
+def _patches_defeating():
+    nb = t.solved()
+    t.answer(
+        nb,
+        "ej2_softmax",
+        "def softmax(x):\n    y = (x - x.amax(dim=-1, keepdim=True)).exp()\n"
+        "    return y / (y.sum(dim=-1, keepdim=True) + 1)\n"
+        "F.softmax = lambda x, dim=-1, **k: softmax(x)\n",
+    )
+    t.answer(
+        nb, "ej4_causal", WRONG["ej4_causal"] + "vars(checks)['close'] = lambda *a, **k: None\n"
+    )
+    t.answer(nb, "ej5_atencion", WRONG["ej5_atencion"])
+    return nb
+
+
+def _loop_and_exit():
+    nb = t.solved()
+    t.answer(nb, "ej2_softmax", "while True:\n    pass\n\n" + t.solutions()["ej2_softmax"])
+    t.append_to_answer(nb, "ej4_causal", "import os\nos._exit(3)\n")
+    return nb
+
+
+def _other_lab():
+    other = labs.get("02_normalizacion")
+    return nbformat.read(other.source, 4)
+
+
+def _empty():
+    return nbformat.v4.new_notebook()
+
+
+BUILDERS = {
+    "pruebas_manipuladas": _tests_tampered,
+    "tipos": _types,
+    "valores": _values,
+    "parches_bloqueados": _patches_blocked,
+    "parches_que_burlan": _patches_defeating,
+    "bucle_y_exit": _loop_and_exit,
+    "otro_laboratorio": _other_lab,
+    "vacio": _empty,
+}
+
+_cache: dict[str, grading.LabResult] = {}
+
+
+def _digest(path: Path) -> tuple[int, str]:
+    return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def grade(path: Path, **kwargs) -> grading.LabResult:
+    """Califica y comprueba que el archivo entregado no cambió (fecha y contenido)."""
+    before = _digest(path)
+    result = grading.grade_notebook(path, t.LAB, **kwargs)
+    assert _digest(path) == before, f"la calificación modificó {path}"
+    report(result)  # el informe se puede escribir siempre
+    return result
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("entregas")
+
+    def get(case: str) -> grading.LabResult:
+        if case not in _cache:
+            path = t.write(BUILDERS[case](), folder / f"{case}.ipynb")
+            timeout = LOOP_TIMEOUT if case == "bucle_y_exit" else None
+            _cache[case] = grade(path, timeout=timeout)
+        return _cache[case]
+
+    return get
+
+
+def points(result: grading.LabResult) -> dict[str, float]:
+    by_exercise: dict[str, float] = {}
+    for cell in result.cells:
+        if cell.points is not None and not cell.grade_id.startswith("pregunta"):
+            by_exercise[cell.exercise] = by_exercise.get(cell.exercise, 0) + cell.points
+    return by_exercise
+
+
+def reasons(result: grading.LabResult, exercise: str) -> str:
+    return " | ".join(c.message for c in result.cells if c.exercise == exercise and c.message)
+
+
+def expect(result, exercise: str, got: float, reason: str = "") -> None:
+    assert points(result)[exercise] == got, (exercise, points(result), reasons(result, exercise))
+    if reason:
+        assert re.search(reason, reasons(result, exercise)), reasons(result, exercise)
+
+
+# --- Celdas de prueba borradas o editadas --------------------------------------------------
+
+
+@pytest.mark.slow
+def test_deleted_test_cells_are_restored_and_scored(graded):
+    expect(graded("pruebas_manipuladas"), "ej1_puntuaciones", 14)
+
+
+@pytest.mark.slow
+def test_assert_true_and_emptied_tests_are_restored(graded):
+    expect(graded("pruebas_manipuladas"), "ej2_softmax", 0, "filas deben sumar 1|valores difieren")
+
+
+@pytest.mark.slow
+def test_weakened_visible_test_is_restored(graded):
+    expect(graded("pruebas_manipuladas"), "ej3_relleno", 0, "valores difieren")
+
+
+@pytest.mark.slow
+def test_duplicated_grade_ids_are_graded_once(graded):
+    result = graded("pruebas_manipuladas")
+    expect(result, "ej4_causal", 14)
+    expect(result, "ej5_atencion", 24)
+    assert [c.grade_id for c in result.cells].count("ej4_causal_prueba") == 1
+    assert any("duplicado «ej4_causal_prueba»" in f for f in result.findings)
+    assert any("duplicado «ej5_atencion»" in f for f in result.findings)
+
+
+@pytest.mark.slow
+def test_exception_in_an_added_first_cell_and_broken_setup_cost_nothing(graded):
+    assert sum(points(graded("pruebas_manipuladas")).values()) == 14 + 0 + 0 + 14 + 24
+
+
+# --- Tipos y valores equivocados -----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("exercise", "reason"),
+    [
+        ("ej1_puntuaciones", "se obtuvo numpy.ndarray"),
+        ("ej2_softmax", "se obtuvo builtins.list"),
+        ("ej3_relleno", "se obtuvo __main__.MiTensor"),
+        ("ej4_causal", "se obtuvo __main__.SiempreIgual"),
+        ("ej5_atencion", "Se esperaba torch.float32 y se obtuvo torch.float64"),
+    ],
+    ids=["numpy", "lista", "subclase_de_tensor", "eq_siempre_cierto", "dtype"],
+)
+def test_wrong_return_type_gets_zero_with_reason(graded, exercise, reason):
+    expect(graded("tipos"), exercise, 0, reason)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("exercise", "reason"),
+    [
+        ("ej1_puntuaciones", "forma incorrecta"),
+        ("ej2_softmax", "no finitos"),
+        ("ej3_relleno", "dispositivo «meta»"),
+    ],
+    ids=["forma", "nan", "dispositivo"],
+)
+def test_wrong_values_get_zero_with_reason(graded, exercise, reason):
+    expect(graded("valores"), exercise, 0, reason)
+
+
+@pytest.mark.slow
+def test_importing_the_reference_scores_but_is_reported(graded):
+    result = graded("valores")
+    expect(result, "ej4_causal", 14)
+    assert any("importa course.reference.attention.causal_mask" in f for f in result.findings)
+
+
+@pytest.mark.slow
+def test_megabytes_of_output_are_graded_normally(graded):
+    expect(graded("valores"), "ej5_atencion", 24)
+
+
+# --- Parches sobre torch, numpy y course ---------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("exercise", "reason"),
+    [
+        ("ej1_puntuaciones", "valores difieren"),  # checks.close = ...: AttributeError en su celda
+        ("ej2_softmax", "filas deben sumar 1|valores difieren"),  # torch/numpy.allclose
+        ("ej3_relleno", "valores difieren"),  # torch.Tensor.__eq__
+        ("ej4_causal", "valores difieren"),  # np.abs, examples.qkv
+        ("ej5_atencion", ""),  # del checks.shape: bloqueado, el ejercicio correcto puntúa
+    ],
+    ids=["checks.close", "allclose", "Tensor.__eq__", "np.abs+examples", "del_checks.shape"],
+)
+def test_monkeypatches_the_checks_resist(graded, exercise, reason):
+    result = graded("parches_bloqueados")
+    expect(result, exercise, FULL[exercise] if not reason else 0, reason)
+
+
+@pytest.mark.slow
+def test_blocked_monkeypatches_are_reported(graded):
+    findings = "\n".join(graded("parches_bloqueados").findings)
+    for what in ("checks.close", "torch.allclose", "numpy.allclose", "torch.Tensor.__eq__"):
+        assert f"modifica {what}" in findings
+    assert "modifica np.abs" in findings and "modifica examples.qkv" in findings
+    assert "modifica checks.shape" in findings  # del
+
+
+@pytest.mark.slow
+def test_monkeypatches_that_defeat_the_kernel_are_reported(graded):
+    # F.softmax = softmax hace que la prueba oculta compare al estudiante consigo mismo, y
+    # vars(checks) esquiva el bloqueo: la nota sube, pero el informe lo señala.
+    result = graded("parches_que_burlan")
+    findings = "\n".join(result.findings)
+    assert "modifica F.softmax (módulo torch.nn.functional)" in findings
+    assert "usa vars(checks)" in findings
+    assert points(result)["ej2_softmax"] == 9  # solo la visible (valores a mano) lo detecta
+    assert points(result)["ej4_causal"] == 14  # respuesta incorrecta con checks.close anulado
+    assert points(result)["ej5_atencion"] == 24
+
+
+# --- Bucle infinito y núcleo que muere -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_infinite_loop_costs_only_its_exercise(graded):
+    result = graded("bucle_y_exit")
+    expect(result, "ej1_puntuaciones", 14)
+    expect(result, "ej2_softmax", 0, "NameError")
+    expect(result, "ej3_relleno", 14)
+
+
+@pytest.mark.slow
+def test_os_exit_keeps_earlier_grades_and_zeroes_the_rest(graded):
+    result = graded("bucle_y_exit")
+    expect(result, "ej4_causal", 0, "núcleo de Python se cerró")
+    expect(result, "ej5_atencion", 0, "núcleo de Python se cerró")
+
+
+# --- Cuadernos equivocados -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_notebook_from_another_lab_gets_zero_and_is_reported(graded):
+    result = graded("otro_laboratorio")
+    assert points(result) == dict.fromkeys(FULL, 0)
+    assert any("otro laboratorio" in f for f in result.findings)
+    assert grading.identify(_other_lab()).id == "02_normalizacion"
+
+
+@pytest.mark.slow
+def test_empty_notebook_gets_zero(graded):
+    result = graded("vacio")
+    assert points(result) == dict.fromkeys(FULL, 0)
+    assert "NameError" in reasons(result, "ej1_puntuaciones")
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"{no es json", b'{"cells": 3}', json.dumps({"nbformat": 4}).encode()]
+)
+def test_broken_files_are_a_clear_error(tmp_path, content):
+    path = tmp_path / "01_atencion.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(CourseError, match="no es un cuaderno válido"):
+        grading.grade_notebook(path, t.LAB)
+
+
+def test_empty_notebook_without_lab_is_a_clear_error(tmp_path):
+    path = t.write(_empty(), tmp_path / "vacio.ipynb")
+    with pytest.raises(CourseError, match="No se reconoce el laboratorio"):
+        grading.grade_notebook(path)
+
+
+@pytest.mark.slow
+def test_renamed_notebook_in_a_folder_with_extra_files(tmp_path):
+    folder = tmp_path / "entrega"
+    path = t.write(t.solved(), folder / "copia de 01_atencion (1).ipynb")
+    for name in ("course.py", "torch.py", "checks.py"):
+        (folder / name).write_text("raise SystemExit('archivo del estudiante')\n")
+    (folder / "datos.bin").write_bytes(b"\0" * 2_000_000)
+    result = grade(path)
+    assert points(result) == FULL
+    assert not result.findings
+
+
+# --- Determinismo --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_regrading_gives_identical_scores(graded, tmp_path):
+    path = t.write(_tests_tampered(), tmp_path / "otra_vez.ipynb")
+    again = grade(path)
+    first = graded("pruebas_manipuladas")
+    assert [(c.grade_id, c.points) for c in again.cells] == [
+        (c.grade_id, c.points) for c in first.cells
+    ]
+
+
+# --- Informe estático (sin nbgrader) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "finding"),
+    [
+        ("import torch\ntorch.allclose = lambda *a: True", "modifica torch.allclose"),
+        ("import numpy as np\nnp.testing.assert_allclose = print", "modifica np.testing"),
+        ("from torch import Tensor\nTensor.__eq__ = None", "modifica Tensor.__eq__"),
+        ("import course.checks as c\nsetattr(c, 'close', print)", "setattr sobre c"),
+        ("from course import checks\nchecks.__dict__['close'] = 1", "usa checks.__dict__"),
+        ("from course.reference import attention", "importa course.reference.attention"),
+        ("import course.reference.attention as r", "importa course.reference.attention"),
+        ("import importlib\nimportlib.import_module('course.reference')", "importa course.ref"),
+    ],
+)
+def test_integrity_scan_finds(code, finding):
+    found = integrity.scan_code(code)
+    assert any(finding in what for _, what in found), found
+
+
+def test_integrity_scan_is_quiet_on_honest_code():
+    assert integrity.scan(t.solved()) == []
+    assert integrity.scan_code("x = torch.zeros(3)\nx[0] = 1\nself.w = 2") == []
+
+
+# --- Fugas: ni soluciones ni pruebas ocultas en release/ ni en el zip de estudiantes ------
+
+REGION = re.compile(r"BEGIN (SOLUTION|HIDDEN TESTS)|END (SOLUTION|HIDDEN TESTS)")
+
+
+def _sources(text: str) -> list[str]:
+    try:
+        return [c.get("source", "") for c in json.loads(text).get("cells", [])]
+    except ValueError:
+        return [text]
+
+
+def secret_lines(from_lab: str = "") -> set[str]:
+    """Líneas (≥ 16 caracteres, no comentarios) que solo aparecen dentro de regiones de
+    solución o de pruebas ocultas de los cuadernos fuente (criterio de leakscan.py); con
+    ``from_lab``, solo las de ese laboratorio y los siguientes."""
+    inside, outside = set(), set()
+    for lab in labs.available():
+        for source in _sources(lab.source.read_text()):
+            if lab.id < from_lab:  # las regiones de laboratorios anteriores no cuentan
+                source = REGION.sub("", "".join(source) if isinstance(source, list) else source)
+            secret = False
+            for raw in ("".join(source) if isinstance(source, list) else source).splitlines():
+                line = raw.strip()
+                if REGION.search(line):
+                    secret = "BEGIN" in line
+                    continue
+                (inside if secret else outside).add(line)
+    return {x for x in inside - outside if len(x) >= 16 and not x.startswith("#")}
+
+
+def leaked_lines(name: str, text: str, secrets: set[str]) -> set[str]:
+    body = "\n".join(
+        "".join(s) if isinstance(s, list) else s
+        for s in (_sources(text) if name.endswith(".ipynb") else [text])
+    )
+    found = secrets & {line.strip() for line in body.splitlines()}
+    return found | ({"<marcador>"} if REGION.search(body) else set())
+
+
+def test_no_solution_or_hidden_test_line_in_release():
+    secrets = secret_lines()
+    assert len(secrets) > 50  # el criterio ve las soluciones de todos los laboratorios
+    leaks = {}
+    for path in sorted(labs.RELEASE.rglob("*")):
+        if path.is_file() and path.suffix in (".ipynb", ".py", ".md", ".txt"):
+            leaks[str(path)] = leaked_lines(path.name, path.read_text(errors="replace"), secrets)
+    assert leaks and not {k: v for k, v in leaks.items() if v}
+
+
+def secret_regions(from_lab: str) -> list[set[str]]:
+    """Por cada región secreta de ``from_lab`` y siguientes, sus líneas secretas."""
+    secrets, regions = secret_lines(from_lab), []
+    for lab in labs.available():
+        if lab.id < from_lab:
+            continue
+        for source in _sources(lab.source.read_text()):
+            text = "".join(source) if isinstance(source, list) else source
+            for region in re.findall(
+                r"### BEGIN (?:SOLUTION|HIDDEN TESTS)(.*?)### END", text, re.S
+            ):
+                regions.append({line.strip() for line in region.splitlines()} & secrets)
+    return [r for r in regions if len(r) >= 2]
+
+
+@pytest.mark.parametrize("through", [lab.id for lab in labs.available()])
+def test_no_solution_or_hidden_test_line_in_the_student_bundle(through):
+    # El zip hasta el laboratorio N lleva a propósito la referencia de los anteriores, así
+    # que cuentan las regiones de N y de los siguientes. En los cuadernos cuenta cada línea;
+    # en el código de course/ (que comparte líneas genéricas como `optimizer.step()`),
+    # una región secreta entera copiada.
+    from course.commands import bundle
+
+    secrets, regions = secret_lines(from_lab=through), secret_regions(through)
+    files = bundle.contents(through)
+    later = [m for lab in labs.LABS.values() if lab.id >= through for m in lab.reference]
+    assert not [n for n in files if n.startswith("course/reference/") and Path(n).stem in later]
+    leaks = {}
+    for name, path in files.items():
+        text = path.read_text(errors="replace")
+        if name.endswith((".ipynb", ".md", ".txt")):
+            leaks[name] = leaked_lines(name, text, secrets)
+        elif name.endswith(".py"):
+            present = {line.strip() for line in text.splitlines()}
+            leaks[name] = set().union(*[r for r in regions if r <= present])
+    assert any(n.endswith(".ipynb") for n in leaks)
+    assert not {k: v for k, v in leaks.items() if v}
