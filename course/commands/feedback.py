@@ -131,7 +131,7 @@ def render(result: results.Result, notebook: nbformat.NotebookNode | None) -> st
 
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(strip_hidden(notebook))
-    body = body.replace("<html>", "<html lang='es'>", 1)
+    body = re.sub(r"<html[^>]*>", '<html lang="es">', body, count=1)
     body = re.sub(
         r"<title>.*?</title>",
         f"<title>Devolución · {result.lab}</title>",

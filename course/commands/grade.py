@@ -205,7 +205,7 @@ def _points(value: float) -> str:
 
 
 def table(found: list[results.Result]) -> str:
-    """Tabla estudiante × laboratorio con los puntos automáticos (``error`` si no se pudo)."""
+    """Tabla estudiante × laboratorio: puntos / máximo del laboratorio (``error`` si no se pudo)."""
     lab_ids = [lab for lab in labs.LABS if any(r.lab == lab for r in found)]
     students = sorted({r.student for r in found})
     cell = {(r.student, r.lab): r for r in found}
@@ -220,7 +220,9 @@ def table(found: list[results.Result]) -> str:
             elif result.error:
                 text = "error"
             else:
-                text = f"{_points(result.auto_points)}/{_points(result.auto_max)}"
+                pending = "*" if result.auto_max < result.max_points else ""
+                text = f"{_points(result.auto_points)}/{_points(result.max_points)}{pending}"
             row.append(f"{text:>16}")
         lines.append(f"{student:<{width}}  " + "  ".join(row))
+    lines.append("(* con preguntas abiertas pendientes de corrección manual en Formgrader)")
     return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""JupyterLab de verdad en Chromium: el estudiante trabaja el laboratorio 1 y el profesor
+ve los laboratorios en Formgrader.
+
+Arranca ``jupyter lab`` sin navegador en 127.0.0.1 (puerto libre, token aleatorio) sobre
+una copia del curso en un directorio temporal (el repositorio no se toca) y lo maneja con
+Playwright y el Chromium de Debian (``apt-get install chromium``). Las capturas quedan en
+el directorio temporal de la prueba. Tiene en cuenta las dos carreras de JupyterLab 4.6
+medidas en ``NOTES-jupyter``: las celdas se montan una a una y el indicador dice ``idle``
+antes de que haya núcleo (una orden «ejecutar todo» enviada entonces se pierde).
+"""
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course import labs
+from course.commands import jupyter_es
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/lib/chromium/chromium")
+LAB = labs.get("01_atencion")
+NOTEBOOK = f"release/{LAB.id}/{LAB.id}.ipynb"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+WRONG = "def attention_scores(query, key):\n    return query @ key.transpose(-2, -1)\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"no hay Chromium en {CHROMIUM}: instálalo con «apt-get install -y chromium»")
+    pytest.importorskip(
+        "playwright.sync_api", reason="falta playwright (pip install -r requirements.txt)"
+    )
+    root = tmp_path_factory.mktemp("curso_lab")
+    for folder in ("source", "release"):
+        shutil.copytree(labs.REPO / folder, root / folder)
+    config = (labs.REPO / "nbgrader_config.py").read_text()
+    (root / "nbgrader_config.py").write_text(
+        config + f"\nc.Exchange.root = {str(root / 'intercambio')!r}\n"
+    )
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(root / ".ajustes"),  # sin los ajustes del usuario
+        "JUPYTERLAB_WORKSPACES_DIR": str(root / ".espacios"),
+        "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    log = open(root / "jupyter.log", "w")  # noqa: SIM115 (se cierra al terminar)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 40
+        while True:
+            try:
+                _get(f"{base}/api/status?token={token}")
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(
+                        f"jupyter lab no arrancó:\n{(root / 'jupyter.log').read_text()[-2000:]}"
+                    )
+                time.sleep(0.3)
+        yield base, token, root
+    finally:
+        try:  # cierra los núcleos de la prueba y después el servidor
+            for session in _get(f"{base}/api/sessions?token={token}"):
+                request = urllib.request.Request(
+                    f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
+                )
+                urllib.request.urlopen(request, timeout=5).close()
+        except OSError:
+            pass
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.set_default_timeout(30_000)
+        yield context.new_page()
+        browser.close()
+
+
+def _cell(page, index: int):
+    return page.locator(f"{PANEL} .jp-Cell").nth(index)
+
+
+def _run_all(page) -> None:
+    page.evaluate("window.jupyterapp.commands.execute('runmenu:run-all')")
+
+
+def _wait_idle(page) -> None:
+    page.wait_for_selector(f"{PANEL} .jp-Notebook-ExecutionIndicator[data-status='idle']")
+
+
+def _fill(page, index: int, code: str) -> None:
+    editor = _cell(page, index).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+
+
+def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, page, tmp_path):
+    base, token, root = server
+    notebook = nbformat.read(root / NOTEBOOK, 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    answer, test = ids.index("ej1_puntuaciones"), ids.index("ej1_puntuaciones_prueba")
+    solution = nbformat.read(LAB.source, 4).cells[answer].source
+    start = time.monotonic()
+
+    page.goto(f"{base}/lab/tree/{NOTEBOOK}?reset&token={token}")
+    # Carrera 1: esperar a que estén todas las celdas.
+    page.wait_for_function(
+        "([sel, n]) => document.querySelectorAll(sel).length === n",
+        arg=[f"{PANEL} .jp-Cell", len(notebook.cells)],
+    )
+    # Carrera 2: esperar al núcleo de verdad (nombre visible) y a que esté libre.
+    kernel = notebook.metadata["kernelspec"]["display_name"]
+    page.wait_for_selector(f"{PANEL} .jp-KernelName:has-text('{kernel}')")
+    _wait_idle(page)
+    if jupyter_es.is_spanish():
+        assert page.locator(".lm-MenuBar-itemLabel", has_text="Archivo").count() == 1
+    else:
+        pytest.fail("JupyterLab no está en español: ejecuta «python -m course jupyter-es»")
+    page.screenshot(path=tmp_path / "1_abierto.png")
+    print(f"abierto con núcleo: {time.monotonic() - start:.1f} s")
+
+    _run_all(page)  # sin tocar nada: la primera prueba visible falla
+    test_cell = _cell(page, test)
+    test_cell.locator(".jp-OutputArea-output", has_text="NotImplementedError").wait_for()
+    _wait_idle(page)
+    page.screenshot(path=tmp_path / "2_sin_hacer.png")
+
+    _fill(page, answer, WRONG)  # falta la escala 1/√d_k: mensaje en español de checks
+    _run_all(page)
+    test_cell.locator(".jp-OutputArea-output", has_text="valores difieren").wait_for()
+    assert "puntuaciones[0]" in test_cell.locator(".jp-Cell-outputArea").text_content()
+    _wait_idle(page)
+    page.screenshot(path=tmp_path / "3_mensaje_en_espanol.png")
+
+    _fill(page, answer, solution)
+    _run_all(page)
+    test_cell.locator(".jp-OutputArea-output", has_text="Prueba visible superada.").wait_for()
+    assert "difieren" not in test_cell.locator(".jp-Cell-outputArea").text_content()
+    _wait_idle(page)
+    page.screenshot(path=tmp_path / "4_superada.png")
+    print(f"fallo, arreglo y prueba superada: {time.monotonic() - start:.1f} s")
+
+    page.goto(f"{base}/formgrader?token={token}")
+    for lab in labs.available():
+        page.get_by_text(lab.id, exact=True).first.wait_for()
+    page.screenshot(path=tmp_path / "5_formgrader.png")
+    assert time.monotonic() - start < 60
