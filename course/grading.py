@@ -169,7 +169,8 @@ def grade_notebook(
     """
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
-    findings = integrity.scan(notebook, grade_ids(nbformat.read(lab.source, 4)))
+    source = nbformat.read(lab.source, 4)
+    findings = integrity.scan(notebook, grade_ids(source), original=source)
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
         root = Path(tmp) / "curso"
         shutil.copytree(prepared_course(lab), root)

@@ -145,10 +145,19 @@ def setup_aliases(notebook: nbformat.NotebookNode) -> dict[str, str]:
     return aliases
 
 
-def scan(notebook: nbformat.NotebookNode, expected_ids: set[str] | None = None) -> list[str]:
-    """Hallazgos en español, uno por renglón; lista vacía si no hay nada que revisar."""
+def scan(
+    notebook: nbformat.NotebookNode,
+    expected_ids: set[str] | None = None,
+    original: nbformat.NotebookNode | None = None,
+) -> list[str]:
+    """Hallazgos en español, uno por renglón; lista vacía si no hay nada que revisar.
+
+    ``original`` (el cuaderno del laboratorio) aporta los alias de su celda de preparación,
+    que se restaura al calificar aunque el estudiante la haya borrado.
+    """
     findings = []
-    aliases = setup_aliases(notebook)
+    aliases = setup_aliases(original) if original is not None else {}
+    aliases.update(setup_aliases(notebook))
     for number, code in student_cells(notebook):
         for line, what in scan_code(code, aliases):
             findings.append(f"celda {number}, línea {line}: {what}")
