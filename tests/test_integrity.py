@@ -119,6 +119,11 @@ def _patches_defeating():
         nb, "ej4_causal", WRONG["ej4_causal"] + "vars(checks)['close'] = lambda *a, **k: None\n"
     )
     t.answer(nb, "ej5_atencion", WRONG["ej5_atencion"])
+    # Y, en ejercicios que no tocan esos parches: celdas de respuesta y de preparación borradas.
+    t.insert_code(nb, t.index(nb, "ej1_puntuaciones"), t.solutions()["ej1_puntuaciones"])
+    t.delete(nb, "ej1_puntuaciones")  # la función está en otra celda: cuenta
+    t.delete(nb, "ej3_relleno")  # sin respuesta: 0
+    t.delete(nb, "preparacion")  # se restaura: los imports vuelven
     return nb
 
 
@@ -315,6 +320,13 @@ def test_monkeypatches_that_defeat_the_kernel_are_reported(graded):
     assert points(result)["ej2_softmax"] == 9  # solo la visible (valores a mano) lo detecta
     assert points(result)["ej4_causal"] == 14  # respuesta incorrecta con checks.close anulado
     assert points(result)["ej5_atencion"] == 24
+
+
+@pytest.mark.slow
+def test_deleted_answer_and_setup_cells_are_restored(graded):
+    result = graded("parches_que_burlan")
+    expect(result, "ej1_puntuaciones", 14)
+    expect(result, "ej3_relleno", 0, "NameError: name 'padding_mask'")
 
 
 # --- Bucle infinito y núcleo que muere -----------------------------------------------------
