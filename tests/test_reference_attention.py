@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from course import checks, examples
 from course.reference.attention import (
@@ -92,3 +93,12 @@ def test_attention_without_mask_is_permutation_equivariant(seed):
     out_p, weights_p = scaled_dot_product_attention(query[:, perm], key[:, perm], value[:, perm])
     checks.close("salida permutada", out_p, out[:, perm])
     checks.close("pesos permutados", weights_p, weights[:, perm][:, :, perm])
+
+
+def test_dropout_acts_on_the_product_with_values_but_returned_weights_are_intact():
+    query, key, value = examples.qkv(batch=2, seq_q=6, d_k=4, seed=9)
+    torch.manual_seed(0)
+    out, weights = scaled_dot_product_attention(query, key, value, dropout=nn.Dropout(0.5))
+    checks.rows_sum_to_one("pesos devueltos", weights)
+    torch.manual_seed(0)
+    checks.close("salida", out, F.dropout(weights, 0.5) @ value)

@@ -152,3 +152,18 @@ def test_decoder_outputs_do_not_depend_on_future_tokens(norm_first):
     edited[:, 3:] += 10.0
     out_edited, _ = decoder(edited, memory, causal_mask(5))
     checks.close("salidas pasadas", out_edited[:, :3], out[:, :3].detach())
+
+
+@pytest.mark.parametrize("norm_first", NORM_FIRST)
+def test_layers_apply_dropout_only_in_training(norm_first):
+    torch.manual_seed(13)
+    encoder = EncoderLayer(D_MODEL, NUM_HEADS, D_FF, dropout=0.5, norm_first=norm_first)
+    decoder = DecoderLayer(D_MODEL, NUM_HEADS, D_FF, dropout=0.5, norm_first=norm_first)
+    x, memory = _inputs(4, seed=14), _inputs(3, seed=15)
+    for run in (lambda: encoder(x), lambda: decoder(x, memory)[0]):
+        encoder.eval(), decoder.eval()
+        checks.close("eval es determinista", run(), run())
+        expected = run()
+        encoder.train(), decoder.train()
+        torch.manual_seed(0)
+        assert not torch.allclose(run(), expected)

@@ -205,3 +205,12 @@ def test_greedy_decode_of_real_model_is_batched_consistently():
         length = alone.size(1)
         checks.close(f"frase {b}", both[b : b + 1, :length], alone)
         assert (both[b, length:] == PAD).all()
+
+
+def test_config_dropout_reaches_the_model_in_training_mode():
+    model = _model(seed=8, dropout=0.3)
+    masks = make_src_mask(SRC, PAD), make_tgt_mask(TGT, PAD)
+    expected = model.eval()(SRC, TGT, *masks)
+    checks.close("eval es determinista", model(SRC, TGT, *masks), expected)
+    torch.manual_seed(0)
+    assert not torch.allclose(model.train()(SRC, TGT, *masks), expected)

@@ -104,3 +104,14 @@ def test_mha_self_attention_is_permutation_equivariant():
     perm = torch.tensor([3, 0, 5, 1, 4, 2])
     out, _ = ours(x, x, x)
     checks.close("salida permutada", ours(x[:, perm], x[:, perm], x[:, perm])[0], out[:, perm])
+
+
+def test_mha_dropout_acts_on_weights_only_in_training():
+    torch.manual_seed(6)
+    mha = MultiHeadAttention(8, 2, dropout=0.5)
+    x = examples.randn(2, 6, 8, seed=8)
+    eval_out, eval_weights = mha.eval()(x, x, x)
+    torch.manual_seed(0)
+    train_out, train_weights = mha.train()(x, x, x)
+    checks.close("pesos devueltos", train_weights, eval_weights)
+    assert not torch.allclose(train_out, eval_out), "en entrenamiento el dropout cambia la salida"

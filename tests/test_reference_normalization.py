@@ -61,6 +61,12 @@ def test_annotated_layer_norm_is_torch_layer_norm_times_unbiased_factor(d_model)
     checks.close("salida", AnnotatedLayerNorm(d_model, eps=0.0)(x), expected)
 
 
+def test_annotated_layer_norm_adds_eps_to_the_standard_deviation():
+    x = examples.randn(2, 3, 4, seed=7)
+    expected = (x - x.mean(dim=-1, keepdim=True)) / (x.std(dim=-1, keepdim=True) + 0.5)
+    checks.close("salida", AnnotatedLayerNorm(4, eps=0.5)(x), expected)
+
+
 def test_annotated_layer_norm_differs_from_torch_layer_norm():
     x = examples.randn(2, 3, 4, seed=6)
     diff = (AnnotatedLayerNorm(4)(x) - nn.LayerNorm(4)(x)).abs().max()
@@ -78,6 +84,12 @@ def test_rms_norm_matches_torch_rms_norm(d_model, eps):
     actual = RMSNorm(d_model, eps=eps).eval()
     checks.load_reference("RMSNorm", actual, expected)
     checks.close("salida", actual(x), expected(x))
+
+
+def test_rms_norm_puts_eps_inside_the_root():
+    x = examples.randn(2, 3, 4, seed=8) * 1e-3  # mean(x²) ~ 1e-6, comparable con eps
+    checks.close("salida", RMSNorm(4, eps=1e-6)(x), nn.RMSNorm(4, eps=1e-6)(x))
+    checks.close("eps por defecto", RMSNorm(4)(x), nn.RMSNorm(4, eps=1e-5)(x))
 
 
 def test_dropout_rejects_invalid_probabilities():

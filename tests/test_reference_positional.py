@@ -45,6 +45,17 @@ def test_closed_and_exponential_forms_agree(max_len, d_model):
     )
 
 
+@pytest.mark.parametrize("encoding", [sinusoidal_encoding, sinusoidal_encoding_exp])
+def test_encoding_is_accurate_at_large_positions(encoding):
+    expected = torch.tensor(
+        [
+            [math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)]
+            for p in range(4990, 5000)
+        ]
+    )  # D = 4: frecuencias 1 y 1/10000^(2/4) = 1/100
+    checks.close("posiciones 4990-4999", encoding(5000, 4)[4990:], expected)
+
+
 def test_encoding_known_values():
     pe = sinusoidal_encoding(4, 6)
     checks.close("posición 0", pe[0], torch.tensor([0.0, 1.0, 0.0, 1.0, 0.0, 1.0]))
