@@ -270,3 +270,85 @@ def residual_norms(
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def loss_curve(
+    losses: list[float],
+    total_steps: int | None = None,
+    title: str = "Pérdida de entrenamiento",
+) -> Figure:
+    """Pérdida por paso en escala logarítmica, con su media móvil (laboratorio 6).
+
+    Pensada para redibujarse durante el entrenamiento: ``total_steps`` fija el eje x
+    desde el principio, de modo que la curva avanza sobre unos ejes que no cambian.
+
+    Args:
+        losses: pérdida media por *token* de cada actualización, en orden.
+        total_steps: número total de pasos previstos (por defecto, ``len(losses)``).
+    """
+    steps = range(1, len(losses) + 1)
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    ax.plot(steps, losses, color="tab:blue", alpha=0.35, lw=1, label="pérdida del lote")
+    window = max(1, len(losses) // 20)
+    if window > 1:
+        smooth = [
+            sum(losses[max(0, i - window + 1) : i + 1]) / (i + 1 - max(0, i - window + 1))
+            for i in range(len(losses))
+        ]
+        ax.plot(steps, smooth, color="tab:blue", lw=2, label=f"media de {window} pasos")
+    ax.set_xlim(0, max(total_steps or len(losses), 1))
+    ax.set_yscale("log")
+    ax.set_xlabel("paso de optimización")
+    ax.set_ylabel("entropía cruzada por token (nats, escala log)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def lr_schedules(
+    steps: list[int],
+    curves: dict[str, list[float]],
+    title: str = "Tasa de aprendizaje por paso",
+):
+    """Varias curvas de tasa de aprendizaje en una figura interactiva de ``plotly`` (laboratorio 6).
+
+    Las curvas cuyo nombre empieza igual que otra hasta el primer « · » comparten color,
+    y las de un mismo esquema comparten trazo: con nombres como ``"Noam · warmup=4000"``
+    y ``"coseno · warmup=4000"`` se lee a la vez el esquema (trazo) y el calentamiento
+    (color).
+
+    Args:
+        steps: pasos del eje x, comunes a todas las curvas.
+        curves: nombre de la curva -> tasa de aprendizaje en cada paso de ``steps``.
+    """
+    import plotly.graph_objects as go  # solo quien dibuja con plotly paga su importación
+
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    dashes = ["solid", "dash", "dot", "dashdot"]
+    schemes, variants = {}, {}
+    fig = go.Figure()
+    for name, values in curves.items():
+        scheme, _, variant = name.partition(" · ")
+        color = palette[variants.setdefault(variant, len(variants)) % len(palette)]
+        dash = dashes[schemes.setdefault(scheme, len(schemes)) % len(dashes)]
+        fig.add_trace(
+            go.Scatter(
+                x=list(steps),
+                y=list(values),
+                name=name,
+                mode="lines",
+                line={"color": color, "dash": dash},
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="paso de optimización",
+        yaxis_title="tasa de aprendizaje",
+        hovermode="x unified",
+        template="plotly_white",
+        width=760,
+        height=420,
+    )
+    return fig
