@@ -34,6 +34,23 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("notebook", help="ruta del cuaderno .ipynb")
     check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
     _workflow_commands(commands)
+
+    train = _command(
+        commands, "train", "entrena el Transformer alemán→inglés en Multi30k y mide su BLEU"
+    )
+    train.add_argument(
+        "--preset",
+        choices=["gpu", "cpu", "smoke"],
+        default="cpu",
+        help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~30 min) o smoke",
+    )
+    train.add_argument(
+        "--smoke",
+        action="store_true",
+        help="prueba de humo: pocos pasos con unos cientos de frases",
+    )
+    train.add_argument("--out", help="carpeta de resultados (por omisión runs/RECETA)")
+    train.add_argument("--resume", action="store_true", help="continúa desde OUT/last.pt si existe")
     return parser
 
 
@@ -109,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             return check.run(args.notebook, args.lab)
         if args.command in WORKFLOW:
             return _run_workflow(args)
+        if args.command == "train":
+            from course.commands import train
+
+            return train.run(args.preset, args.smoke, args.out, args.resume)
     except CourseError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -28,3 +28,107 @@ class ModelConfig:
     tie_weights: bool = True  # el generador comparte la matriz del embedding de destino (§3.4)
     pad_idx: int = 0  # identificador del token de relleno en ambos vocabularios
     max_len: int = 512  # posiciones que cubre la codificación posicional
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Receta de entrenamiento de ``python -m course train`` (modelo, datos, optimización, decodificación).
+
+    Se guarda en cada punto de control (``dataclasses.asdict``) junto a la semilla, así
+    que un punto de control dice cómo se obtuvo. ``max_tokens`` es el presupuesto de un
+    lote **por proceso** (relleno incluido): con ``torchrun`` y N procesos, el lote
+    efectivo es N veces mayor.
+    """
+
+    name: str
+    # modelo (ModelConfig, sin los tamaños de vocabulario, que fija el tokenizador)
+    d_model: int = 256
+    num_heads: int = 4
+    num_encoder_layers: int = 3
+    num_decoder_layers: int = 3
+    d_ff: int = 1024
+    dropout: float = 0.1
+    norm_first: bool = True  # pre-norm: estable con tasas altas y sin calentamiento largo
+    fused_attention: bool = True  # F.scaled_dot_product_attention en vez de la atención manual
+    vocab_size: int = 8000  # BPE conjunto alemán+inglés
+    # datos
+    max_tokens: int = 4096  # tokens por lote y proceso, relleno incluido
+    max_sentence_tokens: int = 128  # se descartan los pares de entrenamiento más largos
+    max_train_pairs: int | None = None  # None = las 29 000 frases
+    max_val_pairs: int | None = None
+    max_test_pairs: int | None = None
+    # optimización
+    epochs: int = 20
+    lr: float = 1e-3  # tasa máxima (AdamW), alcanzada al final del calentamiento
+    warmup_steps: int = 500
+    weight_decay: float = 1e-4
+    label_smoothing: float = 0.1
+    clip_norm: float | None = 1.0
+    max_minutes: float | None = None  # tope de tiempo de entrenamiento (None = sin tope)
+    average_last: int = 1  # promedia los pesos de las últimas N épocas (1 = sin promedio)
+    save_every: int | None = None  # guarda también cada N pasos (reanudación a mitad de época)
+    seed: int = 0
+    # decodificación del conjunto de prueba
+    beam_size: int = 5
+    length_penalty: float = 0.6  # α de la penalización de longitud de GNMT
+    decode_batch_size: int = 128  # frases por lote al traducir
+
+    def model_config(self, vocab_size: int) -> ModelConfig:
+        """La ``ModelConfig`` de esta receta para un vocabulario de ``vocab_size`` símbolos."""
+        return ModelConfig(
+            src_vocab_size=vocab_size,
+            tgt_vocab_size=vocab_size,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_encoder_layers=self.num_encoder_layers,
+            num_decoder_layers=self.num_decoder_layers,
+            d_ff=self.d_ff,
+            dropout=self.dropout,
+            norm_first=self.norm_first,
+        )
+
+
+PRESETS: dict[str, TrainConfig] = {
+    # GPU (una H100): objetivo sacreBLEU >= 40 en test_2016_flickr, <= 10 M parámetros, <= 10 min
+    "gpu": TrainConfig(
+        name="gpu",
+        dropout=0.3,
+        max_tokens=6144,
+        epochs=60,
+        lr=1e-3,
+        warmup_steps=800,
+        average_last=5,
+        max_minutes=8.0,
+    ),
+    # CPU (2 núcleos): lo que cabe en unos 30 minutos
+    "cpu": TrainConfig(
+        name="cpu",
+        dropout=0.1,
+        max_tokens=4096,
+        epochs=6,
+        lr=1e-3,
+        warmup_steps=300,
+        average_last=2,
+        max_minutes=25.0,
+        beam_size=4,
+    ),
+    # prueba de humo: pocos pasos con unos cientos de frases, segundos
+    "smoke": TrainConfig(
+        name="smoke",
+        d_model=64,
+        num_heads=4,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        d_ff=128,
+        dropout=0.1,
+        max_tokens=1024,
+        max_train_pairs=300,
+        max_val_pairs=64,
+        max_test_pairs=32,
+        epochs=2,
+        lr=2e-3,
+        warmup_steps=10,
+        beam_size=2,
+        decode_batch_size=32,
+    ),
+}
