@@ -519,3 +519,10 @@ def test_no_solution_or_hidden_test_line_in_the_student_bundle(through):
             leaks[name] = set().union(*[r for r in regions if r <= present])
     assert any(n.endswith(".ipynb") for n in leaks)
     assert not {k: v for k, v in leaks.items() if v}
+
+
+def test_check_report_lists_the_findings():
+    result = grading.LabResult(t.LAB, findings=["celda 7, línea 3: modifica checks.close"])
+    text = report(result)
+    assert "Informe de integridad" in text and "modifica checks.close" in text
+    assert "Informe de integridad" not in report(grading.LabResult(t.LAB))
