@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,7 @@ class Result:
     seconds: float = 0.0
     findings: list[str] = field(default_factory=list)
     graded_at: str = ""
+    timestamp: str = ""  # hora de entrega (timestamp.txt de nbgrader), si venía
 
     @property
     def auto_points(self) -> float:
@@ -93,7 +95,7 @@ def merge(results: list[Result], db: Path) -> int:
     ``auto_score`` y marca para revisión lo que la necesita. Si el laboratorio no está
     en el libro de notas, copia su definición del curso preparado por ``course.grading``.
     """
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Gradebook, MissingEntry
 
     from course import grading, labs
 
@@ -109,16 +111,24 @@ def merge(results: list[Result], db: Path) -> int:
                 _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
             for result in good:
                 gradebook.update_or_create_student(result.student)
-                submission = gradebook.update_or_create_submission(result.lab, result.student)
+                when = {"timestamp": result.timestamp} if result.timestamp else {}
+                gradebook.update_or_create_submission(result.lab, result.student, **when)
                 for cell in result.cells:
-                    grade = gradebook.find_grade(
-                        cell["grade_id"], result.lab, result.lab, result.student
-                    )
+                    try:
+                        grade = gradebook.find_grade(
+                            cell["grade_id"], result.lab, result.lab, result.student
+                        )
+                    except MissingEntry:  # el libro de notas es de otra versión del cuaderno
+                        print(
+                            f"aviso: {cell['grade_id']} no está en gradebook.db para {result.lab};"
+                            " ejecuta python -m course build y vuelve a unir (--merge-only)",
+                            file=sys.stderr,
+                        )
+                        continue
                     grade.auto_score = cell["points"]
                     grade.needs_manual_grade = (
                         grade.manual_score is not None or grade.auto_score is None
                     )
-                del submission
             gradebook.db.commit()
     return len(good)
 

@@ -183,6 +183,8 @@ def grade_one(task: Task, autograded: Path, timeout: int | None = None) -> resul
     try:
         if task.notebook is None:
             raise CourseError(task.problem)
+        stamp = task.notebook.parent / "timestamp.txt"  # lo deja nbgrader collect
+        result.timestamp = stamp.read_text().strip() if stamp.is_file() else ""
         graded = grading.grade_notebook(task.notebook, labs.get(task.lab), timeout, keep=keep)
         result.cells = [
             {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,

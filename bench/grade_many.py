@@ -1,0 +1,108 @@
+"""Calificación en lote con ``python -m course grade``: cuánto tarda y cuánto escala.
+
+Mide, en un curso temporal (el repositorio no se toca):
+
+1. todos los laboratorios de un estudiante (la solución de cada uno), con los procesos
+   por omisión (uno por núcleo);
+2. una clase sintética de N estudiantes del laboratorio 1 (mitad soluciones, mitad
+   cuadernos sin tocar) con 1 y con 2 procesos, y la aceleración;
+3. lo que cuesta, dentro de cada entrega, arrancar un núcleo e importar torch en él
+   (``jupyter_client``, mediana de 3), para saber qué parte del tiempo es inevitable
+   mientras cada estudiante tenga su propio núcleo.
+
+Uso: python bench/grade_many.py [--students 20] [--skip-labs]
+"""
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from course import labs
+from course.commands import grade
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _class(root: Path, submissions: dict[tuple[str, str], Path]) -> None:
+    for (student, lab_id), notebook in submissions.items():
+        folder = root / "submitted" / student / lab_id
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, folder / f"{lab_id}.ipynb")
+
+
+def timed_grading(submissions: dict[tuple[str, str], Path], jobs: int) -> tuple[float, list]:
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
+        root = Path(tmp)
+        _class(root, submissions)
+        tasks = grade.find_submissions(root / "submitted")
+        start = time.perf_counter()
+        done = grade.grade_all(tasks, root / "autograded", jobs, None, progress=False)
+        elapsed = time.perf_counter() - start
+    errors = [r for r in done if r.error]
+    assert not errors, errors[0].error
+    return elapsed, done
+
+
+def kernel_and_torch_seconds(repeat: int = 3) -> tuple[float, float]:
+    from jupyter_client.manager import start_new_kernel
+
+    starts, imports = [], []
+    for _ in range(repeat):
+        begin = time.perf_counter()
+        manager, client = start_new_kernel(kernel_name="python3")
+        starts.append(time.perf_counter() - begin)
+        begin = time.perf_counter()
+        client.execute_interactive("import torch", timeout=60)
+        imports.append(time.perf_counter() - begin)
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return statistics.median(starts), statistics.median(imports)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--skip-labs", action="store_true", help="sin la medida 1")
+    args = parser.parse_args()
+    cores = os.cpu_count()
+    print(f"máquina: {cores} núcleos, {platform.processor() or platform.machine()}, "
+          f"Python {platform.python_version()}, carga media {os.getloadavg()[0]:.1f}")  # fmt: skip
+
+    # Calienta la caché de cursos preparados (se paga una sola vez por laboratorio).
+    from course import grading
+
+    for lab in labs.available():
+        grading.prepared_course(lab)
+
+    if not args.skip_labs:
+        one = {("ana", lab.id): lab.source for lab in labs.available()}
+        seconds, done = timed_grading(one, cores)
+        print(f"\n1. un estudiante, {len(one)} laboratorios, {cores} procesos: {seconds:.1f} s")
+        for result in done:
+            print(f"   {result.lab}: {result.seconds:.1f} s en su proceso")
+
+    lab = labs.get("01_atencion")
+    synthetic = {
+        (f"e{i:02d}", lab.id): (lab.source if i % 2 else lab.release) for i in range(args.students)
+    }
+    one_worker, done = timed_grading(synthetic, 1)
+    two_workers, _ = timed_grading(synthetic, 2)
+    per = statistics.mean(r.seconds for r in done)
+    print(f"\n2. {args.students} estudiantes × {lab.id}")
+    print(f"   1 proceso : {one_worker:.1f} s ({one_worker / args.students:.2f} s por entrega)")
+    print(f"   2 procesos: {two_workers:.1f} s ({two_workers / args.students:.2f} s por entrega)")
+    print(f"   aceleración: {one_worker / two_workers:.2f}×")
+
+    start, torch_import = kernel_and_torch_seconds()
+    share = (start + torch_import) / per
+    print(f"\n3. por entrega (1 proceso): {per:.2f} s; arrancar el núcleo {start:.2f} s, "
+          f"import torch {torch_import:.2f} s: {100 * share:.0f} % del tiempo")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
