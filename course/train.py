@@ -207,11 +207,14 @@ class TrainResult:
     decoded_with: str | None = None
     device: str = "cpu"
     world_size: int = 1
+    model: nn.Module | None = field(default=None, repr=False)  # el modelo entrenado (sin DDP)
 
     def to_json(self) -> dict:
-        data = dataclasses.asdict(self)
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["out_dir"] = str(self.out_dir)
+        data["bleu"] = dataclasses.asdict(self.bleu) if self.bleu is not None else None
         data.pop("train_losses")
+        data.pop("model")
         return data
 
 
@@ -264,6 +267,10 @@ def train(
     out_dir = Path(out_dir)
     say = log if rt.main else (lambda _msg: None)
     torch.manual_seed(cfg.seed)
+    # un punto de control dañado se detecta antes de leer los datos o construir el modelo
+    resumed = None
+    if resume and (out_dir / "last.pt").is_file():
+        resumed = load_checkpoint(out_dir / "last.pt")
 
     # datos: el proceso 0 entrena (o lee) el tokenizador antes que los demás
     if rt.main:
@@ -305,11 +312,14 @@ def train(
         optimizer, cosine_warmup_lambda(min(cfg.warmup_steps, total_steps), total_steps)
     )
 
-    result = TrainResult(out_dir, parameters, 0, device=str(rt.device), world_size=rt.world_size)
+    result = TrainResult(
+        out_dir, parameters, 0, device=str(rt.device), world_size=rt.world_size, model=model
+    )
     step, epoch, batch_in_epoch, best_val = 0, 0, 0, math.inf
     recent: list[dict[str, Tensor]] = []
-    if resume and (out_dir / "last.pt").is_file():
-        state = load_checkpoint(out_dir / "last.pt")
+    pending_rng = None
+    if resumed is not None:
+        state = resumed
         if state["model_config"] != dataclasses.asdict(model_config):
             raise CheckpointError(
                 f"{out_dir / 'last.pt'} es de otro modelo ({state['train_config']['name']}): "
@@ -321,7 +331,7 @@ def train(
         step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
         best_val, result.history = state["best_val_loss"], state["history"]
         recent = state.get("recent", [])
-        torch.set_rng_state(state["rng_cpu"])
+        pending_rng = state["rng_cpu"]  # se restaura en el mismo punto en que se guardó
         say(f"Reanudando desde {out_dir / 'last.pt'}: paso {step}, época {epoch + 1}.")
 
     train_model: nn.Module = model
@@ -367,7 +377,13 @@ def train(
             leave=False,
         )
         epoch_start, epoch_tokens = time.perf_counter(), 0
-        for i, batch in enumerate(loader):
+        if pending_rng is not None and batch_in_epoch == 0:
+            torch.set_rng_state(pending_rng)  # guardado al final de una época
+        batches = iter(loader)  # el DataLoader toma una semilla del generador global
+        if pending_rng is not None and batch_in_epoch > 0:
+            torch.set_rng_state(pending_rng)  # guardado a mitad de época, tras crear el iterador
+        pending_rng = None
+        for i, batch in enumerate(batches):
             if i < batch_in_epoch:
                 continue  # lotes ya vistos antes de la interrupción
             batch = batch.to(rt.device, non_blocking=True)

@@ -1,0 +1,179 @@
+"""Bucle de entrenamiento, puntos de control, búsqueda en haz y DDP con gloo (CPU, datos de juguete)."""
+
+import dataclasses
+import os
+import socket
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from course import cli, data
+from course.config import ModelConfig, TrainConfig
+from course.decoding import beam_search, bleu, translate
+from course.reference.model import Transformer, greedy_decode, make_src_mask
+from course.train import CheckpointError, load_checkpoint, load_model, train
+
+TINY = TrainConfig(
+    name="tiny",
+    d_model=32,
+    num_heads=2,
+    num_encoder_layers=1,
+    num_decoder_layers=1,
+    d_ff=64,
+    dropout=0.1,
+    vocab_size=200,
+    max_tokens=512,
+    epochs=3,
+    lr=3e-3,
+    warmup_steps=5,
+    max_test_pairs=8,
+    beam_size=2,
+    decode_batch_size=4,
+)
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """Corpus de juguete con los nombres de Multi30k y caché del tokenizador aislada."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(data.ENV_VAR, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    directory = tmp_path / "toy"
+    return directory, data.synthetic_corpus(directory, n=160)
+
+
+def _train(cfg, out, toy, **kwargs):
+    return train(
+        cfg, out, data_dir=toy[0], sums=toy[1], progress=False, log=lambda _: None, **kwargs
+    )
+
+
+def test_smoke_training_decreases_loss_and_writes_outputs(toy, tmp_path):
+    result = _train(TINY, tmp_path / "run", toy)
+    losses = [e["val_loss"] for e in result.history]
+    assert len(losses) == TINY.epochs and losses[-1] < losses[0]
+    assert sum(result.train_losses[-3:]) < sum(result.train_losses[:3])
+    lines = (tmp_path / "run" / "test_2016_flickr.en.txt").read_text(encoding="utf-8")
+    assert lines.count("\n") == TINY.max_test_pairs
+    assert 0.0 <= result.bleu.score <= 100.0 and "case:mixed" in result.bleu.signature
+    for name in ("best.pt", "last.pt", "metrics.json"):
+        assert (tmp_path / "run" / name).is_file()
+    state = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert state["step"] == result.step and state["seed"] == TINY.seed
+    assert state["train_config"]["name"] == "tiny"
+    for key in ("optimizer", "scheduler", "model_config"):
+        assert key in state
+
+
+def test_resume_continues_from_the_same_step(toy, tmp_path):
+    cfg = dataclasses.replace(TINY, epochs=2)
+    full = _train(cfg, tmp_path / "full", toy, decode_test=False)
+    cut = max(2, full.step // 2 + 1)  # a mitad de la segunda época o antes
+    first = _train(cfg, tmp_path / "cut", toy, decode_test=False, max_steps=cut)
+    assert first.step == cut and load_checkpoint(tmp_path / "cut" / "last.pt")["step"] == cut
+    second = _train(cfg, tmp_path / "cut", toy, decode_test=False, resume=True)
+    assert second.step == full.step
+    assert second.train_losses == pytest.approx(full.train_losses[cut:], rel=1e-4)
+    for (name, a), b in zip(
+        full.model.state_dict().items(), second.model.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, msg=name)
+
+
+def test_corrupt_checkpoint_gives_spanish_error_without_traceback(toy, tmp_path, capsys):
+    out = tmp_path / "run"
+    _train(dataclasses.replace(TINY, epochs=1), out, toy, decode_test=False)
+    blob = (out / "last.pt").read_bytes()
+    (out / "last.pt").write_bytes(blob[: len(blob) // 2])  # escritura interrumpida
+    with pytest.raises(CheckpointError, match="dañado o incompleto"):
+        load_checkpoint(out / "last.pt")
+    assert cli.main(["train", "--smoke", "--out", str(out), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: El punto de control") and "Traceback" not in err
+    (out / "best.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError):
+        load_model(out / "best.pt")
+
+
+def _tiny_model(seed=0, eos_bias=0.0):
+    torch.manual_seed(seed)
+    config = ModelConfig(50, 50, d_model=32, num_heads=2, num_encoder_layers=1,
+                         num_decoder_layers=2, d_ff=64, dropout=0.0)  # fmt: skip
+    model = Transformer(config).eval()
+    model.generator.bias.data[data.EOS_IDX] += eos_bias
+    return model
+
+
+def _sources():
+    src = torch.randint(4, 50, (5, 7), generator=torch.Generator().manual_seed(1))
+    src[1, 4:] = 0
+    src[3, 2:] = 0
+    return src, make_src_mask(src, 0)
+
+
+def test_beam_of_one_is_greedy():
+    model, (src, mask) = _tiny_model(), _sources()
+    greedy = greedy_decode(model, src, mask, 12, data.BOS_IDX, data.EOS_IDX, 0)
+    beam = beam_search(model, src, mask, 1, 12, data.BOS_IDX, data.EOS_IDX, 0)
+    assert torch.equal(beam, greedy)
+
+
+@pytest.mark.parametrize("beam_size", [2, 4])
+def test_beam_outputs_end_at_eos_then_padding(beam_size):
+    model, (src, mask) = _tiny_model(eos_bias=3.0), _sources()
+    ys = beam_search(model, src, mask, beam_size, 20, data.BOS_IDX, data.EOS_IDX, 0)
+    assert ys.shape[0] == src.shape[0] and ys.shape[1] <= 20
+    assert (ys[:, 0] == data.BOS_IDX).all()
+    for row in ys.tolist():
+        assert data.EOS_IDX in row, row
+        end = row.index(data.EOS_IDX)
+        assert all(t == 0 for t in row[end + 1 :]) and 0 not in row[1:end]
+
+
+def test_translate_keeps_order_and_bleu_reports_both_cases():
+    pairs = data.toy_pairs(6)
+    tokenizer = data.train_tokenizer([t for p in pairs for t in p], vocab_size=120)
+    model = _tiny_model()
+    config = dataclasses.replace(model.config, src_vocab_size=tokenizer.vocab_size,
+                                 tgt_vocab_size=tokenizer.vocab_size)  # fmt: skip
+    torch.manual_seed(0)
+    model = Transformer(config).eval()
+    model.generator.bias.data[data.EOS_IDX] += 4.0  # salidas cortas, lejos de max_len
+    sentences = [de for de, _ in pairs]
+    one_by_one = [translate(model, tokenizer, [s], beam_size=3)[0] for s in sentences]
+    assert translate(model, tokenizer, sentences, beam_size=3, batch_size=4) == one_by_one
+    report = bleu(["A dog runs."], ["a dog runs."])
+    assert report.lowercase_score == pytest.approx(100.0) and report.score < 100.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ddp_worker(rank, world_size, port, cfg, out, toy):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))  # fmt: skip
+    os.environ["XDG_CACHE_HOME"] = str(out / "xdg")
+    torch.set_num_threads(1)
+    try:
+        result = train(cfg, out, data_dir=toy[0], sums=toy[1], device="cpu", progress=False,
+                       log=lambda _: None, decode_test=False)  # fmt: skip
+        flat = torch.cat([p.detach().flatten() for p in result.model.parameters()])
+        torch.save((rank, result.step, flat), out / f"rank{rank}.pt")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def test_ddp_two_cpu_processes_keep_identical_parameters(toy, tmp_path):
+    cfg = dataclasses.replace(TINY, epochs=1)
+    mp.start_processes(_ddp_worker, args=(2, _free_port(), cfg, tmp_path, toy),
+                       nprocs=2, start_method="spawn")  # fmt: skip
+    results = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
+    (r0, steps0, p0), (r1, steps1, p1) = results
+    assert (r0, r1) == (0, 1) and steps0 == steps1 > 0
+    torch.testing.assert_close(p0, p1, rtol=0, atol=0)
+    initial = torch.cat([p.flatten() for p in Transformer(cfg.model_config(200)).parameters()])
+    assert p0.shape != initial.shape or not torch.equal(p0, initial)
