@@ -41,7 +41,7 @@ from course.decoding import BleuReport, bleu, translate
 from course.labs import CourseError
 from course.reference.model import Transformer, count_parameters
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
-from course.reference.training import cosine_warmup_lambda, make_optimizer
+from course.reference.training import cosine_warmup_factor, cosine_warmup_lambda, make_optimizer
 from course.reference.translation import evaluate, train_step
 
 CHECKPOINT_VERSION = 1
@@ -308,9 +308,13 @@ def train(
     optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
     steps_per_epoch = len(loader)
     total_steps = cfg.epochs * steps_per_epoch
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, cosine_warmup_lambda(min(cfg.warmup_steps, total_steps), total_steps)
-    )
+    warmup = min(cfg.warmup_steps, total_steps)
+    clock = {"start": time.perf_counter()}
+    if cfg.max_minutes is None:
+        schedule = cosine_warmup_lambda(warmup, total_steps)
+    else:
+        schedule = _timed_cosine(warmup, total_steps, cfg.max_minutes * 60, clock)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
 
     result = TrainResult(
         out_dir, parameters, 0, device=str(rt.device), world_size=rt.world_size, model=model
@@ -365,7 +369,7 @@ def train(
     )
     if rt.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(rt.device)
-    started = time.perf_counter()
+    started = clock["start"] = time.perf_counter()
     tokens_seen, stop = 0, False
     while epoch < cfg.epochs and not stop:
         loader.batch_sampler.set_epoch(epoch)
@@ -486,6 +490,27 @@ def train(
         )
     rt.barrier()
     return result
+
+
+def _timed_cosine(
+    warmup: int, total_steps: int, seconds: float, clock: dict
+) -> Callable[[int], float]:
+    """Coseno con calentamiento cuyo avance es el mayor entre pasos dados y tiempo gastado.
+
+    Con un tope de tiempo (``max_minutes``), la tasa llega a 0 al agotarse el tiempo aunque
+    no se hayan dado ``total_steps`` pasos (en una CPU lenta, por ejemplo). El reloj empieza
+    al comenzar el entrenamiento; al reanudar, vuelve a empezar.
+    """
+
+    def factor(epoch: int) -> float:
+        step = epoch + 1
+        if step <= warmup:
+            return cosine_warmup_factor(step, warmup, total_steps)
+        fraction = min(1.0, (time.perf_counter() - clock["start"]) / seconds)
+        by_time = warmup + fraction * (total_steps - warmup)
+        return cosine_warmup_factor(max(step, math.ceil(by_time)), warmup, total_steps)
+
+    return factor
 
 
 def _choose_weights(model, recent, val_loader, out_dir: Path, best_val: float, say) -> str:
