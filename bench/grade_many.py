@@ -10,7 +10,7 @@ Mide, en un curso temporal (el repositorio no se toca):
    (``jupyter_client``, mediana de 3), para saber qué parte del tiempo es inevitable
    mientras cada estudiante tenga su propio núcleo.
 
-Uso: python bench/grade_many.py [--students 20] [--skip-labs]
+Uso: python bench/grade_many.py [--students 20] [--skip-labs] [--interleave]
 """
 
 import argparse
@@ -68,6 +68,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--skip-labs", action="store_true", help="sin la medida 1")
+    parser.add_argument(
+        "--interleave", action="store_true", help="mide en el orden 1, 2, 2, 1 procesos"
+    )
     args = parser.parse_args()
     cores = os.cpu_count()
     print(f"máquina: {cores} núcleos, {platform.processor() or platform.machine()}, "
@@ -90,9 +93,16 @@ def main() -> None:
     synthetic = {
         (f"e{i:02d}", lab.id): (lab.source if i % 2 else lab.release) for i in range(args.students)
     }
-    one_worker, done = timed_grading(synthetic, 1)
-    two_workers, _ = timed_grading(synthetic, 2)
-    per = statistics.mean(r.seconds for r in done)
+    # Orden 1, 2, 2, 1: una carga ajena que sube o baja poco a poco afecta igual a ambos.
+    seconds = {1: [], 2: []}
+    per_submission = []
+    for jobs in (1, 2, 2, 1) if args.interleave else (1, 2):
+        elapsed, done = timed_grading(synthetic, jobs)
+        seconds[jobs].append(elapsed)
+        if jobs == 1:
+            per_submission += [r.seconds for r in done]
+    one_worker, two_workers = statistics.mean(seconds[1]), statistics.mean(seconds[2])
+    per = statistics.mean(per_submission)
     print(f"\n2. {args.students} estudiantes × {lab.id}")
     print(f"   1 proceso : {one_worker:.1f} s ({one_worker / args.students:.2f} s por entrega)")
     print(f"   2 procesos: {two_workers:.1f} s ({two_workers / args.students:.2f} s por entrega)")

@@ -9,6 +9,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -266,3 +267,23 @@ def test_workflow_commands_have_spanish_help(command, capsys):
 def test_export_to_stdout_without_gradebook(tmp_path, capsys):
     assert export.run("-", root=tmp_path) == 0
     assert next(csv.reader(io.StringIO(capsys.readouterr().out))) == export.COLUMNS
+
+
+def test_a_dying_worker_costs_only_its_own_submission(tmp_path, monkeypatch):
+    from course import grading
+
+    def fake(path, lab, timeout=None, keep=None):  # los procesos hijos la heredan (fork)
+        if "muere" in str(path):
+            os._exit(1)
+        return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
+
+    monkeypatch.setattr(grading, "grade_notebook", fake)
+    tasks = [grade.Task(s, LAB.id, tmp_path / f"{s}.ipynb") for s in ("ana", "muere", "zoe")]
+    done = {r.student: r for r in grade.grade_all(tasks, tmp_path / "out", 1, None, False)}
+    assert done["ana"].auto_points == 5 and done["zoe"].auto_points == 5
+    assert "murió" in done["muere"].error
+    assert sorted(p.parent.parent.name for p in (tmp_path / "out").rglob(results.RESULT_NAME)) == [
+        "ana",
+        "muere",
+        "zoe",
+    ]

@@ -21,6 +21,7 @@ import time
 import zipfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,27 +146,45 @@ def select_shard(tasks: list[Task], shard: str | None) -> list[Task]:
 def grade_all(
     tasks: list[Task], autograded: Path, jobs: int, timeout: int | None, progress: bool = True
 ) -> list[results.Result]:
+    """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega.
+
+    Si un proceso de trabajo muere (no el núcleo: eso lo resuelve ``course.grading``),
+    las entregas que tenía pendientes el grupo se repiten, cada una en un proceso nuevo,
+    para que solo la culpable quede con error.
+    """
     from tqdm import tqdm
 
-    done = []
-    jobs = max(1, min(jobs, len(tasks)))
-    with ProcessPoolExecutor(jobs, initializer=_init_worker) as pool:
+    bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
+    done, broken = _pool_round(tasks, autograded, jobs, timeout, bar)
+    for task in broken:
+        again, still_broken = _pool_round([task], autograded, 1, timeout, bar)
+        done += again
+        for lost in still_broken:
+            result = results.Result(
+                lost.student, lost.lab, error="el proceso que la calificaba murió (¿memoria?)"
+            )
+            results.write(autograded, result)
+            done.append(result)
+            bar.update()
+    bar.close()
+    return done
+
+
+def _pool_round(tasks, autograded, jobs, timeout, bar) -> tuple[list, list[Task]]:
+    done, broken = [], []
+    with ProcessPoolExecutor(max(1, min(jobs, len(tasks))), initializer=_init_worker) as pool:
         futures = {pool.submit(grade_one, t, autograded, timeout): t for t in tasks}
-        bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
         for future in as_completed(futures):
             task = futures[future]
             try:
                 result = future.result()
-            except Exception as error:  # el proceso de trabajo murió
-                result = results.Result(
-                    task.student, task.lab, error=f"{type(error).__name__}: {error}"
-                )
-                results.write(autograded, result)
+            except BrokenProcessPool:
+                broken.append(task)
+                continue
             done.append(result)
             bar.set_postfix_str(f"{task.student} · {task.lab}", refresh=False)
             bar.update()
-        bar.close()
-    return done
+    return done, broken
 
 
 def _init_worker() -> None:
