@@ -69,6 +69,8 @@ def server(tmp_path_factory):
     (root / "nbgrader_config.py").write_text(
         config + f"\nc.Exchange.root = {str(root / 'intercambio')!r}\n"
     )
+    if not jupyter_es.is_spanish():
+        jupyter_es.run()  # el paso de puesta en marcha del README; idempotente
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -169,10 +171,7 @@ def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, 
     kernel = notebook.metadata["kernelspec"]["display_name"]
     page.wait_for_selector(f"{PANEL} .jp-KernelName:has-text('{kernel}')")
     _wait_idle(page)
-    if jupyter_es.is_spanish():
-        assert page.locator(".lm-MenuBar-itemLabel", has_text="Archivo").count() == 1
-    else:
-        pytest.fail("JupyterLab no está en español: ejecuta «python -m course jupyter-es»")
+    assert page.locator(".lm-MenuBar-itemLabel", has_text="Archivo").count() == 1
     page.screenshot(path=tmp_path / "1_abierto.png")
     print(f"abierto con núcleo: {time.monotonic() - start:.1f} s")
 
