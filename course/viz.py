@@ -5,6 +5,7 @@ ejes rotulados en español; el cuaderno decide si la muestra.
 """
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.figure import Figure
 from torch import Tensor
 
@@ -20,12 +21,7 @@ def attention_heatmap(
     Forma:
         weights (T_q, T_k); ``queries`` y ``keys`` rotulan filas y columnas.
     """
-    if weights.dim() != 2:
-        raise ValueError(
-            f"attention_heatmap espera una matriz (T_q, T_k) y recibió forma {tuple(weights.shape)};"
-            " elige un ejemplo del lote (y una cabeza), p. ej. pesos[0]."
-        )
-    values = weights.detach().float().cpu().numpy()
+    values = _matrix(weights, "attention_heatmap", "(T_q, T_k)", True)
     fig, ax = plt.subplots(figsize=(1.0 + 0.6 * values.shape[1], 0.8 + 0.6 * values.shape[0]))
     image = ax.imshow(values, cmap="viridis", vmin=0.0, vmax=1.0)
     ax.set_xlabel("clave (posición atendida)")
@@ -38,6 +34,14 @@ def attention_heatmap(
     fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
     return fig
+
+
+def _matrix(tensor: Tensor, function: str, dims: str, pick_example: bool = False) -> np.ndarray:
+    """Comprueba que ``tensor`` tiene los ejes ``dims`` y lo devuelve como arreglo ``float32``."""
+    if tensor.dim() != dims.count(",") + 1:
+        hint = " Elige un ejemplo del lote, p. ej. pesos[0]." if pick_example else ""
+        raise ValueError(f"{function} espera forma {dims} y recibió {tuple(tensor.shape)}.{hint}")
+    return tensor.detach().float().cpu().numpy()
 
 
 def _cells(values):
@@ -78,12 +82,7 @@ def positional_encoding_image(
     Forma:
         encoding (T, D), valores típicamente en [-1, 1].
     """
-    if encoding.dim() != 2:
-        raise ValueError(
-            f"positional_encoding_image espera una matriz (T, D) y recibió forma"
-            f" {tuple(encoding.shape)}."
-        )
-    values = encoding.detach().float().cpu().numpy()
+    values = _matrix(encoding, "positional_encoding_image", "(T, D)")
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
     image = ax.imshow(values, cmap="RdBu", vmin=-1.0, vmax=1.0, aspect="auto")
     ax.set_xlabel("dimensión (columnas pares: seno; impares: coseno)")
@@ -102,12 +101,8 @@ def position_similarity(
     Forma:
         encoding (T, D); la figura muestra una matriz (T, T).
     """
-    if encoding.dim() != 2:
-        raise ValueError(
-            f"position_similarity espera una matriz (T, D) y recibió forma {tuple(encoding.shape)}."
-        )
-    values = encoding.detach().float().cpu()
-    similarity = (values @ values.T).numpy()
+    values = _matrix(encoding, "position_similarity", "(T, D)")
+    similarity = values @ values.T
     fig, ax = plt.subplots(figsize=(5.0, 4.2))
     image = ax.imshow(similarity, cmap="viridis")
     ax.set_xlabel("posición j")
@@ -164,12 +159,7 @@ def attention_heads(
         weights (H, T_q, T_k); ``queries`` (T_q) rotula las filas (*tokens* generados) y
         ``keys`` (T_k) las columnas (*tokens* de origen).
     """
-    if weights.dim() != 3:
-        raise ValueError(
-            f"attention_heads espera (H, T_q, T_k) y recibió forma {tuple(weights.shape)};"
-            " elige un ejemplo del lote, p. ej. pesos[0]."
-        )
-    values = weights.detach().float().cpu().numpy()
+    values = _matrix(weights, "attention_heads", "(H, T_q, T_k)", True)
     H, T_q, T_k = values.shape
     cols = min(H, 4)
     rows = (H + cols - 1) // cols
@@ -206,12 +196,7 @@ def head_heatmaps(
     Forma:
         weights (H, T_q, T_k); ``queries`` (T_q) rotula las filas y ``keys`` (T_k) las columnas.
     """
-    if weights.dim() != 3:
-        raise ValueError(
-            f"head_heatmaps espera (H, T_q, T_k) y recibió forma {tuple(weights.shape)};"
-            " elige un ejemplo del lote, p. ej. pesos[0]."
-        )
-    values = weights.detach().float().cpu().numpy()
+    values = _matrix(weights, "head_heatmaps", "(H, T_q, T_k)", True)
     H, T_q, T_k = values.shape
     cols = min(H, 4)
     rows = (H + cols - 1) // cols
