@@ -1,0 +1,53 @@
+"""``course.viz``: cada figura se dibuja con datos pequeños, con título y ejes en español."""
+
+import matplotlib
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from course import viz
+
+matplotlib.use("Agg")
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: viz.attention_heatmap(torch.softmax(torch.randn(3, 3), -1), ["a", "b", "c"]),
+        lambda: viz.token_statistics({"entrada": torch.randn(2, 3, 4)}),
+        lambda: viz.positional_encoding_image(torch.rand(6, 4) * 2 - 1),
+        lambda: viz.position_similarity(torch.randn(6, 4)),
+        lambda: viz.training_curves([1, 2, 3], [3.0, 2.0, 1.5], [3], [1.8]),
+        lambda: viz.attention_heads(torch.softmax(torch.randn(2, 3, 4), -1)),
+        lambda: viz.head_heatmaps(torch.softmax(torch.randn(2, 3, 3), -1)),
+        lambda: viz.residual_norms({"post-norm": [1.0, 1.0], "pre-norm": [1.5, 2.0]}),
+        lambda: viz.loss_curve([3.0, 2.0, 1.0], total_steps=10),
+    ],
+)
+def test_matplotlib_figures_have_spanish_labels(draw):
+    fig = draw()
+    assert isinstance(fig, Figure)
+    labels = [ax.get_xlabel() + ax.get_ylabel() for ax in fig.axes]
+    assert any(labels)
+    assert not any(word in "".join(labels).lower() for word in ("position", "step", "loss"))
+
+
+def test_lr_schedules_is_a_plotly_figure_with_one_trace_per_curve():
+    fig = viz.lr_schedules(
+        [1, 2, 3], {"Noam · warmup=2": [0.1, 0.2, 0.15], "coseno · warmup=2": [0.1, 0.2, 0.1]}
+    )
+    assert len(fig.data) == 2
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+
+
+@pytest.mark.parametrize(
+    "draw, wrong",
+    [
+        (viz.attention_heatmap, torch.rand(2, 3, 3)),
+        (viz.positional_encoding_image, torch.rand(3)),
+        (viz.attention_heads, torch.rand(3, 3)),
+    ],
+)
+def test_wrong_number_of_axes_gets_a_spanish_error(draw, wrong):
+    with pytest.raises(ValueError, match="espera forma .* y recibió"):
+        draw(wrong)
