@@ -370,7 +370,7 @@ def train(
     if rt.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(rt.device)
     started = clock["start"] = time.perf_counter()
-    tokens_seen, stop = 0, False
+    tokens_seen, stop, timed_out = 0, False, False
     while epoch < cfg.epochs and not stop:
         loader.batch_sampler.set_epoch(epoch)
         bar = tqdm(
@@ -386,7 +386,7 @@ def train(
         batches = iter(loader)  # el DataLoader toma una semilla del generador global
         if pending_rng is not None and batch_in_epoch > 0:
             torch.set_rng_state(pending_rng)  # guardado a mitad de época, tras crear el iterador
-        pending_rng = None
+        pending_rng, first_batch, i = None, batch_in_epoch, batch_in_epoch - 1
         for i, batch in enumerate(batches):
             if i < batch_in_epoch:
                 continue  # lotes ya vistos antes de la interrupción
@@ -406,9 +406,8 @@ def train(
             if cfg.save_every and step % cfg.save_every == 0 and rt.main:
                 save_checkpoint(out_dir / "last.pt", state_dict(epoch, i + 1))
             elapsed_min = (time.perf_counter() - started) / 60
-            if (max_steps is not None and step >= max_steps) or (
-                cfg.max_minutes is not None and elapsed_min >= cfg.max_minutes
-            ):
+            timed_out = cfg.max_minutes is not None and elapsed_min >= cfg.max_minutes
+            if (max_steps is not None and step >= max_steps) or timed_out:
                 stop = True
                 if rt.main:
                     save_checkpoint(out_dir / "last.pt", state_dict(epoch, i + 1))
@@ -416,13 +415,13 @@ def train(
                 break
         bar.close()
         tokens_seen += epoch_tokens
-        if stop and i + 1 < steps_per_epoch:
-            break
+        partial = stop and i + 1 < steps_per_epoch
+        if partial and not timed_out:
+            break  # interrupción: se reanuda desde last.pt, ya guardado
         with autocast(rt.device):
             val_loss, val_ppl = evaluate(model, val_loader, PAD_IDX)
-        train_mean = sum(result.train_losses[-steps_per_epoch:]) / max(
-            1, len(result.train_losses[-steps_per_epoch:])
-        )
+        this_epoch = result.train_losses[-(i + 1 - first_batch) :]
+        train_mean = sum(this_epoch) / max(1, len(this_epoch))
         seconds = time.perf_counter() - epoch_start
         result.history.append(
             {
@@ -443,12 +442,14 @@ def train(
         )
         if cfg.average_last > 1 and epoch + 1 > cfg.epochs - cfg.average_last:
             recent = (recent + [_cpu_state(model)])[-cfg.average_last :]
-        epoch, batch_in_epoch = epoch + 1, 0
+        # tope de tiempo a mitad de época: se valida igual; last.pt ya se guardó en el bucle
+        epoch, batch_in_epoch = (epoch, i + 1) if partial else (epoch + 1, 0)
         if rt.main:
             if val_loss < best_val:
                 best_val = val_loss
-                save_checkpoint(out_dir / "best.pt", state_dict(epoch, 0))
-            save_checkpoint(out_dir / "last.pt", state_dict(epoch, 0))
+                save_checkpoint(out_dir / "best.pt", state_dict(epoch, batch_in_epoch))
+            if not partial:
+                save_checkpoint(out_dir / "last.pt", state_dict(epoch, 0))
         rt.barrier()
 
     result.step = step

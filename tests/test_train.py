@@ -177,3 +177,12 @@ def test_ddp_two_cpu_processes_keep_identical_parameters(toy, tmp_path):
     torch.testing.assert_close(p0, p1, rtol=0, atol=0)
     initial = torch.cat([p.flatten() for p in Transformer(cfg.model_config(200)).parameters()])
     assert p0.shape != initial.shape or not torch.equal(p0, initial)
+
+
+def test_time_limit_stops_mid_epoch_and_still_validates(toy, tmp_path):
+    cfg = dataclasses.replace(TINY, epochs=50, max_minutes=1e-6, max_test_pairs=2)
+    result = _train(cfg, tmp_path / "run", toy)
+    assert result.step == 1 and len(result.history) == 1  # un paso, validado y traducido
+    state = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert (state["epoch"], state["batch_in_epoch"], state["step"]) == (0, 1, 1)
+    assert result.bleu is not None
