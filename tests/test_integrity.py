@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import leaks
 import nbformat
 import pytest
 import tampering as t
@@ -445,22 +446,14 @@ def _sources(text: str) -> list[str]:
 
 
 def secret_lines(from_lab: str = "") -> set[str]:
-    """Líneas (≥ 16 caracteres, no comentarios) que solo aparecen dentro de regiones de
-    solución o de pruebas ocultas de los cuadernos fuente (criterio de leakscan.py); con
-    ``from_lab``, solo las de ese laboratorio y los siguientes."""
-    inside, outside = set(), set()
+    """Las líneas secretas de todos los laboratorios; con ``from_lab``, solo las de ese
+    laboratorio y los siguientes (las regiones de los anteriores cuentan como públicas)."""
+    sources = []
     for lab in labs.available():
         for source in _sources(lab.source.read_text()):
-            if lab.id < from_lab:  # las regiones de laboratorios anteriores no cuentan
-                source = REGION.sub("", "".join(source) if isinstance(source, list) else source)
-            secret = False
-            for raw in ("".join(source) if isinstance(source, list) else source).splitlines():
-                line = raw.strip()
-                if REGION.search(line):
-                    secret = "BEGIN" in line
-                    continue
-                (inside if secret else outside).add(line)
-    return {x for x in inside - outside if len(x) >= 16 and not x.startswith("#")}
+            text = "".join(source) if isinstance(source, list) else source
+            sources.append(REGION.sub("", text) if lab.id < from_lab else text)
+    return leaks.secret_lines(sources)
 
 
 def leaked_lines(name: str, text: str, secrets: set[str]) -> set[str]:

@@ -7,16 +7,15 @@ guarda sin salidas.
 """
 
 import json
-import re
 
 import nbformat
 import pytest
+from leaks import REGION, secret_lines
 
 from course import grading, labs
 
 LABS = labs.available()
 IDS = [lab.id for lab in LABS]
-REGION = re.compile(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 
 
 def _nbgrader(cell) -> dict:
@@ -29,20 +28,6 @@ def _solution_cells(notebook) -> dict[str, nbformat.NotebookNode]:
         for c in notebook.cells
         if _nbgrader(c).get("solution") and not _nbgrader(c).get("grade")
     }
-
-
-def _secret_lines(notebook) -> set[str]:
-    """Líneas de código dentro de regiones de solución o de pruebas ocultas, y solo allí."""
-    inside, outside = set(), set()
-    for cell in notebook.cells:
-        secret = False
-        for raw in cell.source.splitlines():
-            line = raw.strip()
-            if REGION.search(line):
-                secret = line.startswith("### BEGIN")
-                continue
-            (inside if secret else outside).add(line)
-    return {line for line in inside - outside if len(line) >= 16 and not line.startswith("#")}
 
 
 @pytest.fixture(params=LABS, ids=IDS)
@@ -95,7 +80,7 @@ def test_release_is_up_to_date(lab, tmp_path):
 
 
 def test_release_has_no_solution_and_no_hidden_test(lab):
-    secrets = _secret_lines(nbformat.read(lab.source, 4))
+    secrets = secret_lines(c.source for c in nbformat.read(lab.source, 4).cells)
     assert secrets, "el cuaderno fuente debería tener regiones de solución"
     released = nbformat.read(lab.release, 4)
     text = "\n".join(c.source for c in released.cells)
