@@ -2,8 +2,10 @@
 
 Ninguna función recorre las frases una a una en Python: las frases se ordenan por
 longitud, se agrupan en lotes y cada lote avanza *token* a *token* entero (en la búsqueda
-en haz, las B·K hipótesis a la vez). La decodificación voraz es la de la referencia
-(``course.reference.model.greedy_decode``).
+en haz, las B·K hipótesis a la vez). El decodificador guarda las claves y los valores de
+los pasos anteriores (``course.incremental``), así que cada paso solo calcula la
+posición nueva. La decodificación voraz es la búsqueda en haz con K = 1: da lo mismo que
+``course.reference.model.greedy_decode``, que recalcula el prefijo entero en cada paso.
 """
 
 from collections.abc import Sequence
@@ -14,9 +16,9 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 
+from course import incremental
 from course.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
-from course.reference.attention import causal_mask
-from course.reference.model import Transformer, greedy_decode, make_src_mask
+from course.reference.model import Transformer, make_src_mask
 
 
 def gnmt_length_penalty(lengths: Tensor, alpha: float) -> Tensor:
@@ -49,7 +51,8 @@ def beam_search(
     las K mejores. El bucle para cuando todas las hipótesis del haz están terminadas o al
     llegar a ``max_len``. Al final se elige, por frase, la hipótesis con mayor
     ``log P / lp(longitud)`` (:func:`gnmt_length_penalty`, la longitud cuenta ``<eos>``).
-    Con ``beam_size=1`` coincide con ``greedy_decode``. No cambia el modo del modelo.
+    Con ``beam_size=1`` coincide con ``greedy_decode``. Supone el modelo en modo
+    evaluación (la caché de ``course.incremental`` no aplica *dropout*) y no lo cambia.
 
     Forma:
         src (B, S); src_mask (B, 1, S)
@@ -58,17 +61,16 @@ def beam_search(
     """
     B, K = src.size(0), beam_size
     device = src.device
-    memory = model.encode(src, src_mask)  # (B, S, D)
-    memory = memory.repeat_interleave(K, dim=0)  # (B·K, S, D)
-    mem_mask = src_mask.repeat_interleave(K, dim=0)  # (B·K, 1, S)
+    memory = model.encode(src, src_mask).repeat_interleave(K, dim=0)  # (B·K, S, D)
+    cache = incremental.start(model, memory, src_mask.repeat_interleave(K, dim=0))
     ys = torch.full((B * K, 1), bos_idx, dtype=torch.long, device=device)  # (B·K, 1)
     scores = torch.full((B, K), float("-inf"), device=device)  # (B, K)
     scores[:, 0] = 0.0  # al principio solo hay una hipótesis por frase
     finished = torch.zeros(B * K, dtype=torch.bool, device=device)  # (B·K,)
     offsets = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
-    for _ in range(max_len - 1):
-        out, _ = model.decode(memory, mem_mask, ys, causal_mask(ys.size(1), device=device))
-        log_probs = model.generator(out[:, -1]).float().log_softmax(dim=-1)  # (B·K, V)
+    for position in range(max_len - 1):
+        out = incremental.step(model, cache, ys[:, -1], position)  # (B·K, D)
+        log_probs = model.generator(out).float().log_softmax(dim=-1)  # (B·K, V)
         V = log_probs.size(-1)
         log_probs[finished] = float("-inf")  # una hipótesis terminada solo admite <pad>...
         log_probs[finished, pad_idx] = 0.0  # ...y sin coste
@@ -77,6 +79,7 @@ def beam_search(
         parent = (offsets + flat // V).reshape(-1)  # (B·K,) fila de ys que se extiende
         token = (flat % V).reshape(-1, 1)  # (B·K, 1)
         ys = torch.cat([ys[parent], token], dim=1)  # (B·K, T + 1)
+        cache.reorder(parent)
         finished = finished[parent] | (token.squeeze(1) == eos_idx)
         if finished.all():
             break
@@ -105,9 +108,9 @@ def translate(
 ) -> list[str]:
     """Traduce ``sentences`` por lotes ordenados por longitud; devuelve texto plano en orden.
 
-    ``beam_size=1`` usa ``greedy_decode`` de la referencia; ``beam_size > 1``,
-    :func:`beam_search` (``batch_size`` frases, es decir ``batch_size·K`` hipótesis por
-    lote). Pone el modelo en modo evaluación.
+    Usa :func:`beam_search` (``beam_size=1`` es la decodificación voraz) con
+    ``batch_size`` frases, es decir ``batch_size·K`` hipótesis, por lote. Pone el modelo
+    en modo evaluación.
 
     Forma:
         N frases -> N traducciones (str)
@@ -125,12 +128,9 @@ def translate(
         ).to(device)  # (b, S)
         src_mask = make_src_mask(src, pad_idx)  # (b, 1, S)
         max_len = decode_max_len(src.size(1), model.config.max_len)
-        if beam_size == 1:
-            ys = greedy_decode(model, src, src_mask, max_len, BOS_IDX, EOS_IDX, pad_idx)
-        else:
-            ys = beam_search(
-                model, src, src_mask, beam_size, max_len, BOS_IDX, EOS_IDX, pad_idx, length_penalty
-            )
+        ys = beam_search(
+            model, src, src_mask, beam_size, max_len, BOS_IDX, EOS_IDX, pad_idx, length_penalty
+        )
         for i, row in zip(chunk, ys[:, 1:].tolist(), strict=True):
             out[i] = tokenizer.decode(row).replace("\n", " ")
     return out
