@@ -51,13 +51,16 @@ def start(model: Transformer, memory: Tensor, memory_mask: Tensor) -> KVCache:
         memory (N, S, D); memory_mask (N, 1, S) de ``make_src_mask``
     """
     layers: list[DecoderLayer] = list(model.decoder.layers)
-    N, H = memory.size(0), layers[0].self_attn.num_heads
-    empty = memory.new_zeros(N, H, 0, layers[0].self_attn.d_k)  # (N, H, 0, d_k)
+    H = layers[0].self_attn.num_heads
+    cross_k = [split_heads(layer.cross_attn.w_k(memory), H) for layer in layers]
+    cross_v = [split_heads(layer.cross_attn.w_v(memory), H) for layer in layers]
+    # la caché vacía toma el tipo de las proyecciones (bfloat16 bajo autocast en CUDA)
+    empty = cross_k[0][:, :, :0]  # (N, H, 0, d_k)
     return KVCache(
         self_k=[empty] * len(layers),
         self_v=[empty] * len(layers),
-        cross_k=[split_heads(layer.cross_attn.w_k(memory), H) for layer in layers],
-        cross_v=[split_heads(layer.cross_attn.w_v(memory), H) for layer in layers],
+        cross_k=cross_k,
+        cross_v=cross_v,
         memory_mask=memory_mask.unsqueeze(1),  # eje de cabezas: (N, 1, 1, S)
     )
 

@@ -106,3 +106,16 @@ def test_a_beam_wide_enough_finds_the_exact_best_sequence(seed):
     got = beam[:, : want.size(1)]
     assert torch.equal(got, want), (got, want)
     assert (beam[:, want.size(1) :] == PAD).all()
+
+
+def test_cached_decoding_keeps_the_autocast_dtype():
+    """Bajo autocast (bfloat16 en CUDA; aquí en CPU) la caché guarda el tipo reducido."""
+    model, (src, mask) = _model(True), _sources()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        memory = model.encode(src, mask)
+        cache = incremental.start(model, memory, mask)
+        out = incremental.step(model, cache, torch.full((4,), BOS), 0)
+        ys = beam_search(model, src, mask, 3, 10, BOS, EOS, PAD)
+    assert cache.self_k[0].dtype == cache.cross_k[0].dtype == torch.bfloat16
+    assert out.shape == (4, 32) and torch.isfinite(out.float()).all()
+    assert ys.shape[0] == 4 and (ys[:, 0] == BOS).all()
