@@ -184,9 +184,11 @@ def grade_notebook(
         _run(result, "calificar")
         graded = _collect(root, lab)
         graded.findings = findings
-        if keep is not None:
+        if keep is not None:  # copia aparte y renombre: nunca queda un cuaderno a medias
             keep.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", keep)
+            temporary = keep.with_name(f"{keep.name}.{os.getpid()}.tmp")
+            shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
+            temporary.replace(keep)
         return graded
 
 

@@ -80,12 +80,41 @@ def _locked(db: Path):
 
 
 def backup(db: Path) -> Path | None:
-    """Copia ``gradebook.db`` a ``gradebook.db.<fecha>.bak`` antes de escribir en él."""
+    """Copia ``gradebook.db`` a ``gradebook.db.<fecha>.bak`` antes de escribir en él.
+
+    La copia se escribe aparte y se renombra: un proceso matado a mitad no deja una copia
+    truncada con nombre de copia buena.
+    """
     if not db.exists():
         return None
     target = db.with_name(f"{db.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-    shutil.copy2(db, target)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    shutil.copy2(db, temporary)
+    temporary.replace(target)
     return target
+
+
+@contextlib.contextmanager
+def _one_transaction(gradebook):
+    """Todos los cambios de :func:`merge` en una sola transacción de SQLite.
+
+    Los métodos ``update_or_create_*`` de nbgrader confirman (``commit``) tras cada
+    cambio; si el proceso muriera a mitad, el libro de notas quedaría con unas entregas
+    nuevas y otras viejas. Mientras dura la unión, ``commit`` solo envía los cambios a la
+    transacción abierta (``flush``); al final se confirma una vez. Si el proceso muere
+    antes, SQLite descarta la transacción al abrir el archivo: el libro de notas queda
+    como estaba.
+    """
+    session = gradebook.db()  # la sesión de SQLAlchemy detrás de ``scoped_session``
+    session.commit = session.flush
+    try:
+        yield
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        del session.commit
+    session.commit()
 
 
 def merge(results: list[Result], db: Path) -> int:
@@ -105,7 +134,7 @@ def merge(results: list[Result], db: Path) -> int:
     with _locked(db), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
         backup(db)
-        with Gradebook(f"sqlite:///{db}") as gradebook:
+        with Gradebook(f"sqlite:///{db}") as gradebook, _one_transaction(gradebook):
             known = {a.name for a in gradebook.assignments}
             for lab_id in sorted({r.lab for r in good} - known):
                 _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
@@ -129,7 +158,6 @@ def merge(results: list[Result], db: Path) -> int:
                     grade.needs_manual_grade = (
                         grade.manual_score is not None or grade.auto_score is None
                     )
-            gradebook.db.commit()
     return len(good)
 
 

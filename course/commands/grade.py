@@ -11,6 +11,17 @@ se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`
 ``calificacion.json``; al final el proceso principal, el único que escribe en
 ``gradebook.db``, une los resultados (``course.results.merge``). Una entrega rota se
 anota como error y no detiene las demás.
+
+Si se interrumpe (Ctrl+C, el proceso muere, se apaga la máquina), basta con volver a
+ejecutar la orden: califica otra vez todas las entregas y termina con el mismo libro de
+notas que una ejecución sin cortes. No se reutilizan los ``calificacion.json`` que dejó la
+ejecución cortada: habría que demostrar que ni la entrega, ni el laboratorio, ni la
+configuración cambiaron desde entonces, y un fallo en esa comprobación dejaría una nota
+vieja sin aviso; repetir cuesta solo tiempo de máquina. Lo que sí garantiza el diseño es
+que un corte no deja nada a medias: cada JSON y cada cuaderno calificado se escriben
+aparte y se renombran, y ``gradebook.db`` se toca solo al final, en una transacción (con
+una copia ``.bak`` antes), así que conserva las notas anteriores hasta que se confirma la
+unión entera. Quien quiera aprovechar lo que sí terminó puede unirlo con ``--merge-only``.
 """
 
 import os
