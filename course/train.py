@@ -1,8 +1,9 @@
 """Bucle de entrenamiento compartido por el cuaderno 07 y ``python -m course train``.
 
-Un paso es ``course.reference.translation.train_step`` (forzado del profesor, suavizado
-de etiquetas, recorte del gradiente, AdamW y planificador); la validación es
-``course.reference.translation.evaluate``. Este módulo añade lo que rodea a esos pasos:
+Un paso (forzado del profesor, suavizado de etiquetas, recorte del gradiente, AdamW y
+planificador) y la validación son dos funciones que :func:`train` recibe como argumentos:
+por omisión, ``train_step`` y ``evaluate`` de ``course.reference.translation``; el
+cuaderno 07 pasa las que escribe el estudiante. Este módulo añade lo que rodea a esos pasos:
 
 - dispositivo automático (CUDA si hay, si no CPU) y ``bfloat16`` con ``autocast`` en CUDA;
 - calentamiento lineal y caída en coseno (``cosine_warmup_lambda`` del laboratorio 6);
@@ -24,7 +25,7 @@ import math
 import os
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,18 +36,28 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from course.config import ModelConfig, TrainConfig
-from course.data import PAD_IDX, PairDataset, build_tokenizer, make_loader, read_split
+from course.data import PAD_IDX, Batch, PairDataset, build_tokenizer, make_loader, read_split
 from course.data.tokenizer import SubwordTokenizer
 from course.decoding import BleuReport, bleu, translate
 from course.labs import CourseError
+from course.reference import translation
 from course.reference.model import Transformer, count_parameters
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
 from course.reference.training import cosine_warmup_factor, cosine_warmup_lambda, make_optimizer
-from course.reference.translation import evaluate, train_step
 
 CHECKPOINT_VERSION = 1
 TRANSLATIONS_FILE = "test_2016_flickr.en.txt"
 METRICS_FILE = "metrics.json"
+AVERAGE_FILE = "average.pt"
+
+# train_step(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm) -> pérdida
+StepFn = Callable[
+    [nn.Module, Batch, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler | None, int,
+     float, float | None],
+    float,
+]  # fmt: skip
+# evaluate(model, batches, pad_idx) -> (pérdida, perplejidad)
+EvalFn = Callable[[nn.Module, Iterable[Batch], int], tuple[float, float]]
 
 
 class CheckpointError(CourseError):
@@ -187,6 +198,16 @@ def load_model(
     return model.to(device).eval(), tokenizer, state
 
 
+def final_checkpoint(out_dir: str | os.PathLike) -> Path:
+    """El punto de control con el que :func:`train` tradujo el conjunto de prueba.
+
+    ``average.pt`` si el promedio de las últimas épocas ganó en validación; si no, ``best.pt``.
+    """
+    out_dir = Path(out_dir)
+    average = out_dir / AVERAGE_FILE
+    return average if average.is_file() else out_dir / "best.pt"
+
+
 # ---------------------------------------------------------------- resultado
 
 
@@ -246,6 +267,8 @@ def train(
     log: Callable[[str], None] = print,
     decode_test: bool = True,
     max_steps: int | None = None,
+    train_step: StepFn = translation.train_step,
+    evaluate: EvalFn = translation.evaluate,
 ) -> TrainResult:
     """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
 
@@ -262,6 +285,11 @@ def train(
         progress: barra ``tqdm`` (solo en el proceso 0).
         log: función que recibe los mensajes de progreso en español.
         max_steps: detiene el entrenamiento tras este paso global (simula una interrupción).
+        train_step: un paso de optimización, con la firma de
+            ``course.reference.translation.train_step``; se llama dentro de ``autocast``.
+        evaluate: pérdida y perplejidad de validación, con la firma de
+            ``course.reference.translation.evaluate``; también decide entre el promedio
+            de pesos y ``best.pt``.
     """
     rt = setup_runtime(device)
     out_dir = Path(out_dir)
@@ -463,7 +491,9 @@ def train(
     )
 
     if decode_test and rt.main and result.history:
-        result.decoded_with = _choose_weights(model, recent, val_loader, out_dir, best_val, say)
+        result.decoded_with = _choose_weights(
+            model, recent, val_loader, out_dir, best_val, say, evaluate
+        )
         test_pairs = read_split("test_2016_flickr", data_dir, sums=sums)[: cfg.max_test_pairs]
         t0 = time.perf_counter()
         with autocast(rt.device):
@@ -514,8 +544,14 @@ def _timed_cosine(
     return factor
 
 
-def _choose_weights(model, recent, val_loader, out_dir: Path, best_val: float, say) -> str:
-    """Deja en ``model`` los pesos con menor pérdida de validación: promedio o ``best.pt``."""
+def _choose_weights(
+    model, recent, val_loader, out_dir: Path, best_val: float, say, evaluate: EvalFn
+) -> str:
+    """Deja en ``model`` los pesos con menor pérdida de validación: promedio o ``best.pt``.
+
+    El promedio ganador se guarda en ``average.pt``; si gana ``best.pt``, se borra un
+    ``average.pt`` anterior, de modo que :func:`final_checkpoint` siempre dice la verdad.
+    """
     device = next(model.parameters()).device
     best = load_checkpoint(out_dir / "best.pt", map_location=device)
     if len(recent) > 1:
@@ -527,8 +563,9 @@ def _choose_weights(model, recent, val_loader, out_dir: Path, best_val: float, s
                 f"Se traduce con el promedio de las últimas {len(recent)} épocas "
                 f"(validación {avg_loss:.3f} <= {best_val:.3f} del mejor punto de control)."
             )
-            save_checkpoint(out_dir / "average.pt", {**best, "model": model.state_dict()})
+            save_checkpoint(out_dir / AVERAGE_FILE, {**best, "model": model.state_dict()})
             return f"promedio de {len(recent)} épocas"
+    (out_dir / AVERAGE_FILE).unlink(missing_ok=True)
     model.load_state_dict(best["model"])
     say(f"Se traduce con best.pt (validación {best_val:.3f}).")
     return "best.pt"

@@ -11,8 +11,9 @@ import torch.multiprocessing as mp
 from course import cli, data
 from course.config import ModelConfig, TrainConfig
 from course.decoding import beam_search, bleu, translate
+from course.reference import translation
 from course.reference.model import Transformer, greedy_decode, make_src_mask
-from course.train import CheckpointError, load_checkpoint, load_model, train
+from course.train import CheckpointError, final_checkpoint, load_checkpoint, load_model, train
 
 TINY = TrainConfig(
     name="tiny",
@@ -64,6 +65,44 @@ def test_smoke_training_decreases_loss_and_writes_outputs(toy, tmp_path):
     assert state["train_config"]["name"] == "tiny"
     for key in ("optimizer", "scheduler", "model_config"):
         assert key in state
+
+
+def test_custom_step_and_evaluate_are_the_ones_called(toy, tmp_path):
+    # Como en el cuaderno 07: el bucle usa las funciones del estudiante, no las de referencia.
+    losses, evaluations = [], []
+
+    def step(*args):
+        losses.append(translation.train_step(*args))
+        return losses[-1]
+
+    def evaluate(*args):
+        evaluations.append(translation.evaluate(*args))
+        return evaluations[-1]
+
+    cfg = dataclasses.replace(TINY, epochs=2, average_last=2, max_test_pairs=2)
+    result = _train(cfg, tmp_path / "run", toy, train_step=step, evaluate=evaluate)
+    assert result.step > 0 and result.train_losses == losses and len(losses) == result.step
+    # una validación por época y otra para decidir entre el promedio de pesos y best.pt
+    assert len(evaluations) == cfg.epochs + 1
+    assert [e["val_loss"] for e in result.history] == [loss for loss, _ in evaluations[:2]]
+
+
+@pytest.mark.parametrize("average_last", [1, 2])
+def test_final_checkpoint_holds_the_weights_that_translated_the_test_set(
+    toy, tmp_path, average_last
+):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "average.pt").write_text("de una ejecución anterior")  # debe desaparecer o reescribirse
+    cfg = dataclasses.replace(TINY, epochs=2, average_last=average_last, max_test_pairs=2)
+    result = _train(cfg, out, toy)
+    path = final_checkpoint(out)
+    assert path.name == ("best.pt" if result.decoded_with == "best.pt" else "average.pt")
+    model, _, _ = load_model(path)
+    for (name, a), b in zip(
+        model.state_dict().items(), result.model.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, msg=name)
 
 
 def test_resume_continues_from_the_same_step(toy, tmp_path):

@@ -25,5 +25,5 @@ def run(preset: str, smoke: bool = False, out: str | None = None, resume: bool =
         print(f"BLEU en minúsculas: {result.bleu.lowercase_score:.2f}")
         print(f"Firma: {result.bleu.signature}")
         print(f"Traducciones: {out_dir / train.TRANSLATIONS_FILE}")
-        print(f"Punto de control: {out_dir / 'best.pt'}")
+        print(f"Punto de control: {train.final_checkpoint(out_dir)}")
     return 0
