@@ -8,13 +8,12 @@ la mayor diferencia y su índice.
 """
 
 import sys
-import types
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from course import examples
+from course import examples, guard
 
 ATOL_F32 = 1e-5
 RTOL_F32 = 1e-4
@@ -219,21 +218,12 @@ def copy_mha_weights(source: nn.MultiheadAttention, target: nn.Module) -> None:
     target.load_state_dict(state, strict=False)
 
 
-class _Locked(types.ModuleType):
-    """Módulo cuyos atributos no se pueden reasignar ni borrar desde el cuaderno."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(
-            f"{self.__name__} no se puede modificar (intento de cambiar `{name}`);"
-            " las pruebas dependen de él."
-        )
-
-    def __delattr__(self, name: str) -> None:
-        self.__setattr__(name, None)
-
-
-# `checks.close = lambda *a, **k: None` en una celda del estudiante falla con un mensaje
-# claro. No es un blindaje completo (``vars(checks)`` sigue abierto): course.integrity
-# señala esos intentos al calificar.
-for _module in (sys.modules[__name__], examples):
-    _module.__class__ = _Locked
+# Desde aquí, cada comprobación pedida desde el cuaderno verifica antes que el código del
+# estudiante no haya cambiado torch, numpy, este módulo ni la referencia (course.guard), y
+# `checks.close = ...` falla con un mensaje claro.
+guard.protect(
+    sys.modules[__name__],
+    ("tensor", "shape", "dtype", "device", "finite", "close", "rows_sum_to_one",
+     "load_reference", "copy_mha_weights"),
+    examples,
+)  # fmt: skip

@@ -7,6 +7,8 @@ sin ejecutarlas) y se anotan, en español, para que el profesor las revise:
 
 - asignaciones (o ``setattr``/``delattr``/``__dict__``/``vars``) sobre atributos de
   ``torch``, ``numpy`` o ``course`` y de sus submódulos, con cualquier alias;
+- nombres de esos módulos reasignados (``checks = ...``, ``import otro as F``): las
+  pruebas ocultas usan los nombres de la celda de preparación;
 - importaciones de ``course.reference`` (la solución de referencia);
 - grade ids duplicados y celdas calificadas que faltan o son de otro laboratorio.
 
@@ -47,17 +49,23 @@ def _root(node: ast.AST) -> ast.AST:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, aliases: dict[str, str]) -> None:
+    def __init__(self, aliases: dict[str, str], setup: set[str] | None = None) -> None:
         self.aliases = aliases  # nombre local -> módulo protegido ("F" -> "torch.nn.functional")
+        self.setup = setup  # nombres de la celda de preparación (None: todos los alias)
         self.found: list[tuple[int, str]] = []
 
     def _module_of(self, node: ast.AST) -> str | None:
         root = _root(node)
         return self.aliases.get(root.id) if isinstance(root, ast.Name) else None
 
-    def _bind(self, name: str, module: str) -> None:
+    def _bind(self, name: str, module: str, lineno: int = 0) -> None:
         if module.split(".")[0] in PROTECTED:
             self.aliases[name] = module
+        elif name in self.aliases and self._setup(name):  # `import otro as checks`
+            self.found.append((lineno, f"reasigna {name} (era {self.aliases.pop(name)})"))
+
+    def _setup(self, name: str) -> bool:
+        return name in self.aliases and (self.setup is None or name in self.setup)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -66,6 +74,7 @@ class _Scanner(ast.NodeVisitor):
             self._bind(
                 alias.asname or alias.name.split(".")[0],
                 alias.name if alias.asname else alias.name.split(".")[0],
+                node.lineno,
             )
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -74,12 +83,15 @@ class _Scanner(ast.NodeVisitor):
             full = f"{module}.{alias.name}"
             if module.startswith(REFERENCE) or full.startswith(REFERENCE):
                 self.found.append((node.lineno, f"importa {full}"))
-            self._bind(alias.asname or alias.name, full)
+            self._bind(alias.asname or alias.name, full, node.lineno)
 
     def _target(self, target: ast.AST, lineno: int) -> None:
         if isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:
                 self._target(element, lineno)
+        elif isinstance(target, ast.Name) and self._setup(target.id):
+            # `checks = ...`: las pruebas ocultas llamarían a lo que ponga el estudiante.
+            self.found.append((lineno, f"reasigna {target.id} (era {self.aliases[target.id]})"))
         elif isinstance(target, ast.Attribute | ast.Subscript):
             module = self._module_of(target)
             if module:
@@ -123,15 +135,21 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def scan_code(code: str, aliases: dict[str, str] | None = None) -> list[tuple[int, str]]:
-    """(línea, hallazgo) de un fragmento de código; ``aliases`` se actualiza con sus imports."""
+def scan_code(
+    code: str, aliases: dict[str, str] | None = None, setup: set[str] | None = None
+) -> list[tuple[int, str]]:
+    """(línea, hallazgo) de un fragmento de código; ``aliases`` se actualiza con sus imports.
+
+    ``setup``: los nombres que define la celda de preparación; solo se señala reasignar
+    esos (``checks = ...``). Sin él, cualquier alias de un módulo protegido.
+    """
     aliases = {} if aliases is None else aliases
     lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return []
-    scanner = _Scanner(aliases)
+    scanner = _Scanner(aliases, setup)
     scanner.visit(tree)
     return sorted(set(scanner.found))
 
@@ -158,8 +176,9 @@ def scan(
     findings = []
     aliases = setup_aliases(original) if original is not None else {}
     aliases.update(setup_aliases(notebook))
+    setup = set(aliases)
     for number, code in student_cells(notebook):
-        for line, what in scan_code(code, aliases):
+        for line, what in scan_code(code, aliases, setup):
             findings.append(f"celda {number}, línea {line}: {what}")
     seen: set[str] = set()
     for cell in notebook.cells:

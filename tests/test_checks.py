@@ -121,3 +121,71 @@ def test_copy_mha_weights_makes_our_module_match_pytorch():
     expected, _ = torch_mha(x, x, x)
     actual, _ = ours(x, x, x)
     checks.close("salida", actual, expected)
+
+
+# --- Vigilancia de parches (course.guard) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "label"),
+    [
+        (torch.nn.functional, "softmax", "torch.nn.functional.softmax"),
+        (torch, "allclose", "torch.allclose"),
+        (torch.Tensor, "masked_fill", "torch.Tensor.masked_fill"),
+        (nn.Linear, "forward", "torch.nn.Linear.forward"),
+        (np, "abs", "numpy.abs"),
+    ],
+)
+def test_a_patched_function_makes_every_check_fail_naming_it(monkeypatch, owner, name, label):
+    ones = torch.ones(2)
+    monkeypatch.setattr(owner, name, lambda *a, **k: None)
+    for check in (lambda: checks.close("x", ones, ones), lambda: checks.shape("x", ones, (2,))):
+        with pytest.raises(AssertionError, match=rf"modificado {label} \(ahora .*<lambda>\)"):
+            check()
+    monkeypatch.undo()
+    checks.close("x", ones, ones)  # deshecho el parche, todo vuelve a pasar
+
+
+def test_vars_of_checks_does_not_change_what_the_tests_call(monkeypatch):
+    monkeypatch.setitem(vars(checks), "close", lambda *a, **k: None)
+    with pytest.raises(AssertionError, match=r"course\.checks\.close \(ahora"):
+        checks.close("x", torch.ones(2), torch.zeros(2))
+    from course.checks import close
+
+    with pytest.raises(AssertionError, match="course.checks.close"):
+        close("x", torch.ones(2), torch.ones(2))
+
+
+def test_a_deleted_attribute_and_a_patched_reference_are_named(monkeypatch):
+    from course.reference import attention
+
+    checks.finite("x", torch.ones(2))  # la referencia se apunta la primera vez que se ve
+    monkeypatch.delattr(torch, "tril")
+    monkeypatch.setattr(attention, "causal_mask", lambda size: None)
+    with pytest.raises(AssertionError, match=r"torch\.tril \(borrado\).*attention\.causal_mask"):
+        checks.finite("x", torch.ones(2))
+
+
+def test_new_names_and_locked_modules():
+    torch.nombre_nuevo_del_estudiante = 1  # un nombre nuevo no es un parche
+    try:
+        checks.close("x", torch.ones(2), torch.ones(2))
+    finally:
+        del torch.nombre_nuevo_del_estudiante
+    with pytest.raises(AttributeError, match="no se puede modificar"):
+        checks.close = None
+
+
+def test_torch_wrapping_its_own_function_is_not_a_patch(monkeypatch):
+    import functools
+
+    from torch._compile import _disable_dynamo
+
+    original = torch.manual_seed
+    monkeypatch.setattr(torch, "manual_seed", _disable_dynamo(original))  # como torch._dynamo
+    checks.close("x", torch.ones(2), torch.ones(2))
+    monkeypatch.setattr(torch, "manual_seed", functools.wraps(original)(lambda seed: None))
+    with pytest.raises(AssertionError, match=r"torch\.manual_seed \(ahora"):
+        checks.close("x", torch.ones(2), torch.ones(2))
+    monkeypatch.undo()  # y volver al original tampoco es un parche
+    checks.close("x", torch.ones(2), torch.ones(2))

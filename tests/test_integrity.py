@@ -83,16 +83,13 @@ def _values():
 
 
 def _patches_blocked():
+    # Antes de cualquier parche: dos intentos que course.checks rechaza sin cambiar nada.
     nb = t.solved()
     t.answer(
         nb, "ej1_puntuaciones", WRONG["ej1_puntuaciones"] + "checks.close = lambda *a, **k: None\n"
     )
-    t.answer(
-        nb,
-        "ej2_softmax",
-        WRONG["ej2_softmax"]
-        + "import numpy\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n",
-    )
+    t.append_to_answer(nb, "ej2_softmax", "del checks.shape\n")
+    # Después, parches que sí cambian torch y numpy: desde ahí ninguna comprobación se fía.
     t.answer(
         nb,
         "ej3_relleno",
@@ -101,9 +98,11 @@ def _patches_blocked():
     t.answer(
         nb,
         "ej4_causal",
-        WRONG["ej4_causal"] + "import numpy as np\nnp.abs = lambda x: x * 0\nexamples.qkv = None\n",
+        WRONG["ej4_causal"]
+        + "import numpy\nimport numpy as np\ntorch.allclose = lambda *a, **k: True\n"
+        "numpy.allclose = lambda *a, **k: True\nnp.abs = lambda x: x * 0\nexamples.qkv = None\n",
     )
-    t.answer(nb, "ej5_atencion", SELF_CONTAINED_EJ5 + "del checks.shape\n")
+    t.answer(nb, "ej5_atencion", SELF_CONTAINED_EJ5)
     return nb
 
 
@@ -119,12 +118,31 @@ def _patches_defeating():
     t.answer(
         nb, "ej4_causal", WRONG["ej4_causal"] + "vars(checks)['close'] = lambda *a, **k: None\n"
     )
-    t.answer(nb, "ej5_atencion", WRONG["ej5_atencion"])
+    t.answer(
+        nb,
+        "ej5_atencion",
+        WRONG["ej5_atencion"] + "import course.reference.attention as r\n"
+        "r.scaled_dot_product_attention = lambda q, k, v, mask=None:"
+        " scaled_dot_product_attention(q, k, v)\n",
+    )
     # Y, en ejercicios que no tocan esos parches: celdas de respuesta y de preparación borradas.
     t.insert_code(nb, t.index(nb, "ej1_puntuaciones"), t.solutions()["ej1_puntuaciones"])
     t.delete(nb, "ej1_puntuaciones")  # la función está en otra celda: cuenta
     t.delete(nb, "ej3_relleno")  # sin respuesta: 0
     t.delete(nb, "preparacion")  # se restaura: los imports vuelven
+    return nb
+
+
+def _patch_before_setup():
+    # Una celda nueva al principio, antes de la de preparación (y de importar course.checks).
+    nb = t.solved()
+    t.answer(nb, "ej2_softmax", WRONG["ej2_softmax"])
+    t.insert_code(
+        nb,
+        0,
+        "import torch.nn.functional\n\ndef mi_softmax(x, dim=-1, **kwargs):\n    return x.exp()\n\n"
+        "torch.nn.functional.softmax = mi_softmax\n",
+    )
     return nb
 
 
@@ -150,6 +168,7 @@ BUILDERS = {
     "valores": _values,
     "parches_bloqueados": _patches_blocked,
     "parches_que_burlan": _patches_defeating,
+    "parche_antes_de_preparar": _patch_before_setup,
     "bucle_y_exit": _loop_and_exit,
     "otro_laboratorio": _other_lab,
     "vacio": _empty,
@@ -284,21 +303,23 @@ def test_megabytes_of_output_are_graded_normally(graded):
 # --- Parches sobre torch, numpy y course ---------------------------------------------------
 
 
+TAMPERED = "El cuaderno ha modificado"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("exercise", "reason"),
+    ("exercise", "got", "reason"),
     [
-        ("ej1_puntuaciones", "valores difieren"),  # checks.close = ...: AttributeError en su celda
-        ("ej2_softmax", "filas deben sumar 1|valores difieren"),  # torch/numpy.allclose
-        ("ej3_relleno", "valores difieren"),  # torch.Tensor.__eq__
-        ("ej4_causal", "valores difieren"),  # np.abs, examples.qkv
-        ("ej5_atencion", ""),  # del checks.shape: bloqueado, el ejercicio correcto puntúa
+        ("ej1_puntuaciones", 0, "valores difieren"),  # checks.close = ...: AttributeError
+        ("ej2_softmax", 14, ""),  # del checks.shape: bloqueado, el ejercicio correcto puntúa
+        ("ej3_relleno", 0, f"{TAMPERED} torch.Tensor.__eq__ \\(ahora __main__.<lambda>\\)"),
+        ("ej4_causal", 0, r"(?=.*torch\.allclose)(?=.*numpy\.allclose)(?=.*numpy\.abs \()"),
+        ("ej5_atencion", 0, f"{TAMPERED} .*torch.Tensor.__eq__"),  # correcto, tras parches
     ],
-    ids=["checks.close", "allclose", "Tensor.__eq__", "np.abs+examples", "del_checks.shape"],
+    ids=["checks.close", "del_checks.shape", "Tensor.__eq__", "allclose+np.abs", "después"],
 )
-def test_monkeypatches_the_checks_resist(graded, exercise, reason):
-    result = graded("parches_bloqueados")
-    expect(result, exercise, FULL[exercise] if not reason else 0, reason)
+def test_monkeypatches_fail_every_later_check_naming_the_attribute(graded, exercise, got, reason):
+    expect(graded("parches_bloqueados"), exercise, got, reason)
 
 
 @pytest.mark.slow
@@ -311,16 +332,29 @@ def test_blocked_monkeypatches_are_reported(graded):
 
 
 @pytest.mark.slow
-def test_monkeypatches_that_defeat_the_kernel_are_reported(graded):
-    # F.softmax = softmax hace que la prueba oculta compare al estudiante consigo mismo, y
-    # vars(checks) esquiva el bloqueo: la nota sube, pero el informe lo señala.
+def test_monkeypatches_that_used_to_defeat_the_kernel_now_fail(graded):
+    # F.softmax = softmax hacía que la prueba oculta comparase al estudiante consigo mismo,
+    # vars(checks) esquivaba el bloqueo y parchear la referencia la igualaba a la respuesta
+    # incorrecta: ahora cada comprobación falla y nombra lo modificado; el informe lo señala.
     result = graded("parches_que_burlan")
     findings = "\n".join(result.findings)
     assert "modifica F.softmax (módulo torch.nn.functional)" in findings
     assert "usa vars(checks)" in findings
-    assert points(result)["ej2_softmax"] == 9  # solo la visible (valores a mano) lo detecta
-    assert points(result)["ej4_causal"] == 14  # respuesta incorrecta con checks.close anulado
-    assert points(result)["ej5_atencion"] == 24
+    expect(result, "ej2_softmax", 0, f"{TAMPERED} torch.nn.functional.softmax")
+    expect(result, "ej4_causal", 0, r"course\.checks\.close \(ahora __main__\.<lambda>\)")
+    expect(result, "ej5_atencion", 0, "course.reference.attention.scaled_dot_product_attention")
+
+
+@pytest.mark.slow
+def test_a_patch_before_the_setup_cell_is_caught(graded):
+    result = graded("parche_antes_de_preparar")
+    assert points(result) == dict.fromkeys(FULL, 0)
+    expect(
+        result,
+        "ej1_puntuaciones",
+        0,
+        r"torch\.nn\.functional\.softmax \(__main__\.mi_softmax desde antes",
+    )
 
 
 @pytest.mark.slow
@@ -421,6 +455,8 @@ def test_regrading_gives_identical_scores(graded, tmp_path):
         ("from course.reference import attention", "importa course.reference.attention"),
         ("import course.reference.attention as r", "importa course.reference.attention"),
         ("import importlib\nimportlib.import_module('course.reference')", "importa course.ref"),
+        ("from course import checks\nchecks = None", "reasigna checks (era course.checks)"),
+        ("import torch.nn.functional as F\nimport mi_modulo as F", "reasigna F (era torch.nn"),
     ],
 )
 def test_integrity_scan_finds(code, finding):
