@@ -179,6 +179,7 @@ def grade_notebook(
         release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
         cleaned = _with_missing_cells(_known_ids_once(notebook, grade_ids(release)), release)
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
+        _copy_outputs(path.parent, submitted, lab)
         with _quiet_stderr():
             result = _api(root, timeout).autograde(lab.id, STUDENT, force=True, create=True)
         _run(result, "calificar")
@@ -190,6 +191,27 @@ def grade_notebook(
             shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
             temporary.replace(keep)
         return graded
+
+
+# estado para reanudar (optimizador incluido) y escrituras a medio hacer: no hacen falta
+RESUME_ONLY = ("last.pt", "*.part")
+
+
+def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
+    """Copia la carpeta ``lab.outputs`` que está junto al cuaderno entregado, si existe.
+
+    Las pruebas ocultas del laboratorio 7 leen la ejecución completa (punto de control,
+    traducciones) en ``runs/07_multi30k/completa``, relativa al cuaderno; sin copiarla, la
+    calificación solo vería la prueba rápida. Se leen los archivos, nunca se escriben.
+    """
+    if lab.outputs is None or not (folder / lab.outputs).is_dir():
+        return
+    shutil.copytree(
+        folder / lab.outputs,
+        submitted / lab.outputs,
+        ignore=shutil.ignore_patterns(*RESUME_ONLY),
+        symlinks=False,
+    )
 
 
 def _known_ids_once(notebook: nbformat.NotebookNode, known: set[str]) -> nbformat.NotebookNode:

@@ -13,6 +13,9 @@ class Lab:
     id: str  # nombre de la carpeta y del cuaderno, p. ej. "01_atencion"
     title: str
     reference: tuple[str, ...]  # módulos de course.reference que resuelven el laboratorio
+    # carpeta, relativa al cuaderno, con lo que el cuaderno escribe fuera de sí y las pruebas
+    # ocultas leen (la ejecución completa del laboratorio 7); la calificación la copia
+    outputs: str | None = None
 
     @property
     def source(self) -> Path:
@@ -32,7 +35,12 @@ LABS = {
         Lab("04_multicabeza", "Atención multicabeza", ("multihead",)),
         Lab("05_capas", "Bloques del codificador y decodificador", ("layers",)),
         Lab("06_transformer", "El Transformer completo", ("model", "training")),
-        Lab("07_multi30k", "Traducción alemán→inglés con Multi30k", ("translation",)),
+        Lab(
+            "07_multi30k",
+            "Traducción alemán→inglés con Multi30k",
+            ("translation",),
+            outputs="runs/07_multi30k/completa",
+        ),
     )
 }
 

@@ -9,8 +9,9 @@ cuaderno 07 pasa las que escribe el estudiante. Este módulo añade lo que rodea
 - calentamiento lineal y caída en coseno (``cosine_warmup_lambda`` del laboratorio 6);
 - barra de progreso ``tqdm`` con la pérdida y los *tokens*/s;
 - pérdida y perplejidad de validación al final de cada época;
-- puntos de control ``last.pt`` y ``best.pt`` (modelo, optimizador, planificador, paso,
-  configuración, semilla, tokenizador) y reanudación tras una interrupción;
+- puntos de control ``last.pt`` (modelo, optimizador, planificador, paso, configuración,
+  semilla, tokenizador), para reanudar tras una interrupción, y ``best.pt`` (lo mismo
+  sin el estado del optimizador), para traducir;
 - ``DistributedDataParallel`` cuando se lanza con ``torchrun`` (NCCL en GPU, gloo en CPU);
   cada proceso recibe lotes distintos (``TokenBucketSampler(rank=, world_size=)``).
 
@@ -40,7 +41,6 @@ from course.data import PAD_IDX, Batch, PairDataset, build_tokenizer, make_loade
 from course.data.tokenizer import SubwordTokenizer
 from course.decoding import BleuReport, bleu, translate
 from course.labs import CourseError
-from course.reference import translation
 from course.reference.model import Transformer, count_parameters
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
 from course.reference.training import cosine_warmup_factor, cosine_warmup_lambda, make_optimizer
@@ -161,6 +161,13 @@ def save_checkpoint(path: Path, state: Mapping) -> None:
 
 
 REQUIRED_KEYS = ("version", "model", "model_config", "train_config", "step", "tokenizer")
+# solo last.pt los guarda: best.pt y average.pt sirven para traducir y se entregan con el
+# laboratorio 7, así que llevan los pesos, la configuración y el tokenizador, nada más
+RESUME_KEYS = ("optimizer", "scheduler", "recent", "rng_cpu")
+
+
+def _without(state: Mapping, keys: tuple[str, ...]) -> dict:
+    return {k: v for k, v in state.items() if k not in keys}
 
 
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
@@ -174,7 +181,7 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         raise CheckpointError(
             f"El punto de control {path} está dañado o incompleto y no se puede leer "
             f"({type(error).__name__}). Probablemente la escritura se interrumpió: bórralo y "
-            f"vuelve a entrenar, o reanuda desde otro punto de control (best.pt o last.pt)."
+            f"vuelve a entrenar desde cero, o reanuda desde last.pt si es otro el dañado."
         ) from None
     missing = [k for k in REQUIRED_KEYS if not isinstance(state, dict) or k not in state]
     if missing:
@@ -267,8 +274,8 @@ def train(
     log: Callable[[str], None] = print,
     decode_test: bool = True,
     max_steps: int | None = None,
-    train_step: StepFn = translation.train_step,
-    evaluate: EvalFn = translation.evaluate,
+    train_step: StepFn | None = None,
+    evaluate: EvalFn | None = None,
 ) -> TrainResult:
     """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
 
@@ -290,7 +297,16 @@ def train(
         evaluate: pérdida y perplejidad de validación, con la firma de
             ``course.reference.translation.evaluate``; también decide entre el promedio
             de pesos y ``best.pt``.
+
+    Sin ``train_step`` o ``evaluate`` se usan los de la referencia, que se importan solo
+    entonces: el zip del laboratorio 7 no lleva esa referencia (son sus soluciones) y el
+    cuaderno pasa las funciones del estudiante.
     """
+    if train_step is None or evaluate is None:
+        from course.reference import translation
+
+        train_step = train_step or translation.train_step
+        evaluate = evaluate or translation.evaluate
     rt = setup_runtime(device)
     out_dir = Path(out_dir)
     say = log if rt.main else (lambda _msg: None)
@@ -475,7 +491,8 @@ def train(
         if rt.main:
             if val_loss < best_val:
                 best_val = val_loss
-                save_checkpoint(out_dir / "best.pt", state_dict(epoch, batch_in_epoch))
+                state = state_dict(epoch, batch_in_epoch)
+                save_checkpoint(out_dir / "best.pt", _without(state, RESUME_KEYS))
             if not partial:
                 save_checkpoint(out_dir / "last.pt", state_dict(epoch, 0))
         rt.barrier()

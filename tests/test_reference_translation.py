@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from course import data
 from course.config import ModelConfig
+from course.decoding import translate_with_attention
 from course.reference import translation
 from course.reference.model import Transformer
 from course.reference.training import make_optimizer
@@ -121,7 +122,7 @@ def test_greedy_translate_batched_equals_one_by_one(tokenizer):
 
 def test_translate_with_attention_shapes(tokenizer):
     model = tiny_model(tokenizer)
-    src_tokens, out_tokens, weights = translation.translate_with_attention(
+    src_tokens, out_tokens, weights = translate_with_attention(
         model, tokenizer, "Ein Hund läuft im Park.", 12, "cpu"
     )
     assert weights.shape == (4, len(out_tokens), len(src_tokens))

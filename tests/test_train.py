@@ -225,3 +225,15 @@ def test_time_limit_stops_mid_epoch_and_still_validates(toy, tmp_path):
     state = load_checkpoint(tmp_path / "run" / "last.pt")
     assert (state["epoch"], state["batch_in_epoch"], state["step"]) == (0, 1, 1)
     assert result.bleu is not None
+
+
+def test_best_checkpoint_keeps_only_what_translation_needs(toy, tmp_path):
+    _train(dataclasses.replace(TINY, epochs=1), tmp_path / "run", toy, decode_test=False)
+    best = load_checkpoint(tmp_path / "run" / "best.pt")
+    last = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert "optimizer" in last and not {"optimizer", "scheduler", "recent"} & best.keys()
+    assert (tmp_path / "run" / "best.pt").stat().st_size < (
+        tmp_path / "run" / "last.pt"
+    ).stat().st_size / 2
+    model, _, _ = load_model(tmp_path / "run" / "best.pt")
+    torch.testing.assert_close(model.state_dict(), best["model"])

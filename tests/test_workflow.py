@@ -287,3 +287,44 @@ def test_a_dying_worker_costs_only_its_own_submission(tmp_path, monkeypatch):
         "muere",
         "zoe",
     ]
+
+
+@pytest.mark.parametrize("lab", [lab.id for lab in labs.available()])
+def test_the_student_bundle_runs_its_notebook_setup_without_the_course_repository(lab, tmp_path):
+    """El zip de estudiante basta: la celda de preparación importa solo lo que el zip lleva."""
+    target = tmp_path / "b.zip"
+    assert bundle.run(lab, str(target)) == 0
+    zipfile.ZipFile(target).extractall(tmp_path)
+    root = tmp_path / "transformer-es"
+    notebook = nbformat.read(root / "release" / lab / f"{lab}.ipynb", 4)
+    setup = next(c.source for c in notebook.cells if c.cell_type == "code")
+    program = (
+        f"{setup}\nimport course\n"
+        f"assert course.__file__.startswith({str(root)!r}), course.__file__\n"
+    )
+    if lab == "07_multi30k":  # la sección 11 entrena con course.train
+        program += "import course.decoding, course.train, course.commands.train\n"
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=root / "release" / lab, env=env, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_zip_keeps_the_lab7_full_run_beside_its_notebook(tmp_path):
+    archive = tmp_path / "descarga.zip"
+    run = "ana/07_multi30k/runs/07_multi30k/completa"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ana/07_multi30k/07_multi30k.ipynb", "{}")
+        z.writestr(f"{run}/traducciones.txt", "A dog.\n")
+        z.writestr(f"{run}/last.pt", "estado para reanudar")
+        z.writestr("ana/07_multi30k/otra/cosa.txt", "x")
+        z.writestr("ana/01_atencion/runs/07_multi30k/completa/best.pt", "x")
+        z.writestr("ana/07_multi30k/runs/07_multi30k/completa/../../../../fuera.txt", "x")
+    (task,) = grade._unzip(archive, tmp_path / "out", None)
+    folder = task.notebook.parent
+    found = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.*")
+    )
+    assert found == ["ana/07_multi30k/07_multi30k.ipynb", f"{run}/traducciones.txt"]
+    assert (folder / labs.get("07_multi30k").outputs / "traducciones.txt").read_text() == "A dog.\n"

@@ -18,7 +18,9 @@ INSTRUCTOR_ONLY = {
     "commands/grade.py", "commands/feedback.py", "commands/export.py", "commands/bundle.py",
 }  # fmt: skip
 # Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
-LAB_ONLY = {"07_multi30k": ("data", "decoding.py", "train.py", "commands/train.py")}
+LAB_ONLY = {
+    "07_multi30k": ("data", "decoding.py", "incremental.py", "train.py", "commands/train.py")
+}
 
 README = """# El Transformer, pieza a pieza (laboratorios {first} a {last})
 

@@ -208,37 +208,3 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
             f"debe haber una traducción por referencia."
         )
     return sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score
-
-
-@torch.no_grad()
-def translate_with_attention(
-    model: Transformer,
-    tokenizer: SubwordTokenizer,
-    sentence: str,
-    max_len: int,
-    device: torch.device | str,
-) -> tuple[list[str], list[str], Tensor]:
-    """Traduce una frase y devuelve la atención cruzada de la última capa del decodificador.
-
-    Decodifica de forma voraz y después vuelve a pasar la salida completa por el
-    decodificador para leer los pesos de todas las cabezas.
-
-    Forma:
-        devuelve (tokens de origen S, tokens de salida T, pesos (H, T, S)); la fila t dice
-        a qué *tokens* de origen miró la cabeza al predecir el *token* de salida t
-    """
-    model.eval()
-    pad_idx = model.config.pad_idx
-    src = encode_sources(tokenizer, [sentence], pad_idx, device)  # (1, S)
-    src_mask = make_src_mask(src, pad_idx)  # (1, 1, S)
-    ys = greedy_decode(model, src, src_mask, max_len, BOS_IDX, EOS_IDX, pad_idx)  # (1, T + 1)
-    ids = ys[0].tolist()
-    if EOS_IDX in ids:
-        ids = ids[: ids.index(EOS_IDX) + 1]
-    tgt_in = torch.tensor([ids[:-1]], device=src.device)  # (1, T): la fila t predice ids[t + 1]
-    memory = model.encode(src, src_mask)  # (1, S, D)
-    _, weights = model.decode(memory, src_mask, tgt_in, make_tgt_mask(tgt_in, pad_idx))
-    vocab = tokenizer.tokenizer
-    src_tokens = [vocab.id_to_token(i) for i in src[0].tolist()]
-    out_tokens = [vocab.id_to_token(i) for i in ids[1:]]  # lo que predice cada fila
-    return src_tokens, out_tokens, weights[0].float().cpu()  # (H, T, S)
