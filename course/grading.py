@@ -29,7 +29,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from course import integrity
-from course.labs import REPO, CourseError, Lab, available
+from course.labs import NOT_GRADED, REPO, CourseError, Lab, available
 from course.paths import cache_root
 
 STUDENT = "estudiante"
@@ -193,10 +193,6 @@ def grade_notebook(
         return graded
 
 
-# estado para reanudar (optimizador incluido) y escrituras a medio hacer: no hacen falta
-RESUME_ONLY = ("last.pt", "*.part")
-
-
 def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
     """Copia la carpeta ``lab.outputs`` que está junto al cuaderno entregado, si existe.
 
@@ -209,7 +205,7 @@ def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
     shutil.copytree(
         folder / lab.outputs,
         submitted / lab.outputs,
-        ignore=shutil.ignore_patterns(*RESUME_ONLY),
+        ignore=shutil.ignore_patterns(*NOT_GRADED),
         symlinks=False,
     )
 

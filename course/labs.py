@@ -45,6 +45,11 @@ LABS = {
 }
 
 
+# dentro de ``Lab.outputs``, lo que la calificación no copia: el estado para reanudar
+# (``last.pt``, con el optimizador, de cientos de MB) y las escrituras a medio hacer
+NOT_GRADED = ("last.pt", "*.part")
+
+
 class CourseError(Exception):
     """Error de uso con un mensaje en español que dice qué hacer (código de salida 2)."""
 

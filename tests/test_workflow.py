@@ -318,6 +318,7 @@ def test_zip_keeps_the_lab7_full_run_beside_its_notebook(tmp_path):
         z.writestr("ana/07_multi30k/07_multi30k.ipynb", "{}")
         z.writestr(f"{run}/traducciones.txt", "A dog.\n")
         z.writestr(f"{run}/last.pt", "estado para reanudar")
+        z.writestr(f"{run}/best.pt.123.part", "escritura a medias")
         z.writestr("ana/07_multi30k/otra/cosa.txt", "x")
         z.writestr("ana/01_atencion/runs/07_multi30k/completa/best.pt", "x")
         z.writestr("ana/07_multi30k/runs/07_multi30k/completa/../../../../fuera.txt", "x")

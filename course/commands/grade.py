@@ -34,6 +34,7 @@ import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from course import labs, results
@@ -143,7 +144,7 @@ def _unzip_output(bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, parts: list[s
     if len(parts) < 4 or parts[1] not in labs.LABS or not STUDENT_ID.match(parts[0]):
         return
     outputs = labs.LABS[parts[1]].outputs
-    if outputs is None or parts[-1] == "last.pt":
+    if outputs is None or any(fnmatch(parts[-1], pattern) for pattern in labs.NOT_GRADED):
         return
     inside = Path(*parts[2:])
     if not inside.is_relative_to(outputs):
