@@ -16,8 +16,9 @@ import nbformat
 import pytest
 import tampering as t
 
-from course import grading, integrity, labs
+from course import grading, labs
 from course.commands.check import report
+from course.grading import integrity
 from course.labs import CourseError
 
 FULL = {"ej1_puntuaciones": 14, "ej2_softmax": 14, "ej3_relleno": 14, "ej4_causal": 14}

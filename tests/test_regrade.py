@@ -23,8 +23,9 @@ import nbformat
 import pytest
 import tampering as t
 
-from course import labs, results
+from course import labs
 from course.commands import grade
+from course.grading import results
 
 LAB = labs.get("01_atencion")
 # `python -m course grade ...` tal cual (argparse incluido), con el curso en otra carpeta.

@@ -18,8 +18,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import cli, labs, results
+from course import cli, labs
 from course.commands import bundle, doctor, export, feedback, grade, jupyter_es
+from course.grading import results
 from course.labs import CourseError
 
 LAB = labs.get("01_atencion")
@@ -201,7 +202,9 @@ def test_bundle_leaves_out_reference_of_lab_and_later(tmp_path):
     assert f"transformer-es/release/{LAB.id}/{LAB.id}.ipynb" in names
     assert "transformer-es/README.md" in names and "transformer-es/requirements.txt" in names
     assert not [n for n in names if "/course/reference/" in n and not n.endswith("__init__.py")]
-    assert not [n for n in names if "/source/" in n or n.endswith(("grading.py", "gradebook.db"))]
+    assert not [
+        n for n in names if "/source/" in n or n.endswith("gradebook.db") or "/grading/" in n
+    ]
     readme = zipfile.ZipFile(target).read("transformer-es/README.md").decode()
     assert "pip install -r requirements.txt" in readme and "jupyter-es" in readme
 

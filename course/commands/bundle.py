@@ -14,7 +14,7 @@ from course import labs
 
 # Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
 INSTRUCTOR_ONLY = {
-    "grading.py", "integrity.py", "results.py", "commands/build.py", "commands/check.py",
+    "grading", "commands/build.py", "commands/check.py",
     "commands/grade.py", "commands/feedback.py", "commands/export.py", "commands/bundle.py",
 }  # fmt: skip
 # Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.

@@ -14,7 +14,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from course import labs, results
+from course import labs
+from course.grading import results
 
 COLUMNS = [
     "assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",

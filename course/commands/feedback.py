@@ -16,7 +16,8 @@ from pathlib import Path
 
 import nbformat
 
-from course import labs, results
+from course import labs
+from course.grading import results
 
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
 REMOVED = "# (Pruebas ocultas retiradas de la devolución: abajo ves su resultado.)\n"

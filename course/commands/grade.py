@@ -9,7 +9,7 @@ Diseño: cada proceso de trabajo importa nbgrader una vez y califica cada entreg
 propio curso temporal (``course.grading.grade_notebook``), con su núcleo nuevo: nada
 se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
 ``calificacion.json``; al final el proceso principal, el único que escribe en
-``gradebook.db``, une los resultados (``course.results.merge``). Una entrega rota se
+``gradebook.db``, une los resultados (``course.grading.results.merge``). Una entrega rota se
 anota como error y no detiene las demás.
 
 Si se interrumpe (Ctrl+C, el proceso muere, se apaga la máquina), basta con volver a
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from course import labs, results
+from course import labs
+from course.grading import results
 from course.labs import CourseError
 
 STUDENT_ID = re.compile(r"^[\w.@+-]+$")

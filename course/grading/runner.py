@@ -28,7 +28,7 @@ from nbgrader.validator import Validator
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from course import integrity
+from course.grading import integrity
 from course.labs import NOT_GRADED, REPO, CourseError, Lab, available
 from course.paths import cache_root
 
@@ -144,7 +144,9 @@ class CellResult:
 class LabResult:
     lab: Lab
     cells: list[CellResult] = field(default_factory=list)
-    findings: list[str] = field(default_factory=list)  # informe de integridad (course.integrity)
+    findings: list[str] = field(
+        default_factory=list
+    )  # informe de integridad (course.grading.integrity)
 
     @property
     def auto_points(self) -> float:
