@@ -18,7 +18,6 @@ from pathlib import Path
 
 import nbformat
 import nbgrader
-from nbclient.exceptions import DeadKernelError
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.converters import Autograde
@@ -28,7 +27,8 @@ from nbgrader.validator import Validator
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.grading import integrity
+from course.grading import integrity, sandbox
+from course.grading.execute import TrustedExecute
 from course.labs import NOT_GRADED, REPO, CourseError, Lab, available
 from course.paths import cache_root
 
@@ -43,13 +43,17 @@ def nbgrader_config(root: Path) -> Config:
     return config
 
 
-def _api(root: Path, timeout: int | None = None) -> NbGraderAPI:
+def _api(root: Path, timeout: int | None = None, trusted: Config | None = None) -> NbGraderAPI:
+    """La API de nbgrader sobre el curso ``root``; con ``trusted``, el paso de ejecución
+    es ``TrustedExecute`` (núcleo aislado, pruebas en este proceso) con esa configuración.
+    """
     config = nbgrader_config(root)
-    # Un núcleo que muere (os._exit, memoria agotada) no tumba la calificación entera.
-    steps = Autograde.class_traits()["autograde_preprocessors"].default()
-    config.Autograde.autograde_preprocessors = [
-        SurvivingExecute if step is Execute else step for step in steps
-    ]
+    if trusted is not None:
+        steps = Autograde.class_traits()["autograde_preprocessors"].default()
+        config.Autograde.autograde_preprocessors = [
+            TrustedExecute if step is Execute else step for step in steps
+        ]
+        config.merge(trusted)
     if timeout is not None:
         config.Execute.timeout = timeout
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
@@ -162,12 +166,19 @@ class LabResult:
 
 
 def grade_notebook(
-    path: Path, lab: Lab | None = None, timeout: int | None = None, keep: Path | None = None
+    path: Path,
+    lab: Lab | None = None,
+    timeout: int | None = None,
+    keep: Path | None = None,
+    sandboxed: bool = True,
+    limits: sandbox.Limits | None = None,
 ) -> LabResult:
     """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
 
     ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``. Con ``keep``,
-    el cuaderno calificado por nbgrader (con salidas) se copia a esa ruta.
+    el cuaderno calificado por nbgrader (con salidas) se copia a esa ruta. Con
+    ``sandboxed=False`` el núcleo no se aísla (solo si bubblewrap no está disponible: el
+    cuaderno podría leer las soluciones y escribir donde quiera).
     """
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
@@ -179,11 +190,14 @@ def grade_notebook(
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
         release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
-        cleaned = _with_missing_cells(_known_ids_once(notebook, grade_ids(release)), release)
+        cleaned = _with_missing_cells(_known_ids_once(notebook, release), release)
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
+        trusted = _trusted_config(lab, source, submitted, Path(tmp), path.parent, sandboxed, limits)
         with _quiet_stderr():
-            result = _api(root, timeout).autograde(lab.id, STUDENT, force=True, create=True)
+            result = _api(root, timeout, trusted).autograde(
+                lab.id, STUDENT, force=True, create=True
+            )
         _run(result, "calificar")
         graded = _collect(root, lab)
         graded.findings = findings
@@ -195,41 +209,132 @@ def grade_notebook(
         return graded
 
 
+def _trusted_config(
+    lab: Lab,
+    source: nbformat.NotebookNode,
+    submitted: Path,
+    tmp: Path,
+    origin: Path,
+    sandboxed: bool,
+    limits: sandbox.Limits | None,
+) -> Config:
+    """Configuración de ``TrustedExecute`` y del núcleo aislado para una entrega."""
+    config = Config()
+    tests = [
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in source.cells
+        if cell.cell_type == "code"
+        and cell.metadata.get("nbgrader", {}).get("grade")
+        and not cell.metadata["nbgrader"].get("solution")
+    ]
+    config.TrustedExecute.test_cells = tests
+    config.TrustedExecute.setup_source = "\n".join(
+        cell.source for cell in source.cells if _grade_id(cell) == "preparacion"
+    )
+    config.TrustedExecute.test_path = str(submitted)
+    config.TrustedExecute.sandboxed = sandboxed
+    if not sandboxed:
+        return config
+    runtime = tmp / "nucleo"
+    runtime.mkdir()
+    uid = SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
+    if uid is not None:
+        os.chown(runtime, uid, uid)
+    box = sandbox.Box(
+        lab=lab,
+        runtime=runtime,
+        package=sandbox.course_copy(lab, tmp / "course"),
+        limits=limits or sandbox.Limits(),
+        hidden=(tmp, origin),
+        uid=uid,
+    )
+    if lab.outputs is not None and (submitted / lab.outputs).is_dir():
+        box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
+    data = _multi30k()
+    if data is not None:
+        box.readable[data] = data
+        box.env["MULTI30K_DIR"] = str(data)
+    config.SandboxedKernelManager.box = box
+    config.SandboxedKernelManager.transport = "ipc"
+    config.SandboxedKernelManager.ip = str(runtime / "zmq")
+    config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
+    return config
+
+
+SANDBOX_UID = 200_000  # como root, el núcleo corre con un uid sin privilegios desde aquí
+
+
+def _multi30k() -> Path | None:
+    """La carpeta de Multi30k ya verificada que verá el núcleo, si la hay (sin descargar)."""
+    from course.data import sources
+
+    try:
+        return sources.locate(allow_download=False).resolve()
+    except sources.DataError:
+        return None
+
+
 def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
     """Copia la carpeta ``lab.outputs`` que está junto al cuaderno entregado, si existe.
 
     Las pruebas ocultas del laboratorio 7 leen la ejecución completa (punto de control,
     traducciones) en ``runs/07_multi30k/completa``, relativa al cuaderno; sin copiarla, la
     calificación solo vería la prueba rápida. Se leen los archivos, nunca se escriben.
+    Solo pasan archivos normales, con un límite de tamaño (``course.grading.files``); lo
+    omitido se avisa por stderr.
     """
+    import sys
+
+    from course.grading.files import copy_regular_files
+
     if lab.outputs is None or not (folder / lab.outputs).is_dir():
         return
-    shutil.copytree(
-        folder / lab.outputs,
-        submitted / lab.outputs,
-        ignore=shutil.ignore_patterns(*NOT_GRADED),
-        symlinks=False,
-    )
+    notes = copy_regular_files(folder / lab.outputs, submitted / lab.outputs, ignore=NOT_GRADED)
+    for note in notes:
+        print(f"aviso: {folder}: {note}", file=sys.stderr)
 
 
-def _known_ids_once(notebook: nbformat.NotebookNode, known: set[str]) -> nbformat.NotebookNode:
+def _known_ids_once(
+    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
+) -> nbformat.NotebookNode:
     """Una copia en la que solo la primera celda de cada grade id del laboratorio conserva
-    sus metadatos de nbgrader.
+    sus metadatos de nbgrader, y esos metadatos son los del cuaderno publicado.
 
     Copiar una celda en JupyterLab copia también su grade id, y nbgrader se detiene con un
     ``KeyError``; un grade id que el libro de notas no conoce (otro laboratorio, uno
     inventado) también lo detiene. Esas celdas siguen ejecutándose, como celdas normales.
+    Lo que el estudiante cambie en los metadatos de una celda conocida (``grade``,
+    ``solution``, ``points``, ``locked``, el tipo de celda) no cuenta: se restaura.
     """
     notebook = copy.deepcopy(notebook)
+    published = {_grade_id(cell): cell for cell in release.cells if _grade_id(cell)}
     seen = set()
-    for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    for index, cell in enumerate(notebook.cells):
+        grade_id = _grade_id(cell)
         if grade_id is None and "nbgrader" in cell.get("metadata", {}):
             del cell.metadata["nbgrader"]
-        elif grade_id is not None and (grade_id in seen or grade_id not in known):
+        elif grade_id is not None and (grade_id in seen or grade_id not in published):
             del cell.metadata["nbgrader"]
+        elif grade_id is not None:
+            original = published[grade_id]
+            if cell.cell_type != original.cell_type:
+                notebook.cells[index] = _replacement(original, notebook)
+            else:
+                cell.metadata["nbgrader"] = copy.deepcopy(original.metadata["nbgrader"])
         seen.add(grade_id)
     return notebook
+
+
+def _replacement(original: nbformat.NotebookNode, notebook: nbformat.NotebookNode):
+    """La celda publicada, sin respuesta, en lugar de una celda cuyo tipo cambió."""
+    restored = copy.deepcopy(original)
+    restored.pop("id", None)
+    if notebook.get("nbformat_minor", 0) >= 5:
+        restored["id"] = uuid.uuid4().hex[:12]
+    meta = restored.metadata["nbgrader"]
+    if meta.get("solution") and not meta.get("grade") and original.cell_type == "code":
+        restored.source = MISSING
+    return restored
 
 
 MISSING = "# Esta celda faltaba en la entrega; se ha restaurado al calificar.\n"
@@ -270,42 +375,6 @@ def _with_missing_cells(
             notebook.cells.insert(ids.index(anchor) + 1 if anchor in ids else 0, restored)
         anchor = grade_id
     return notebook
-
-
-class SurvivingExecute(Execute):
-    """``Execute`` de nbgrader que sobrevive a la muerte del núcleo.
-
-    Si el núcleo muere en una celda, esa celda y las siguientes reciben un error en
-    español (0 puntos las de prueba) y se conservan las notas de las anteriores.
-    """
-
-    def preprocess(self, nb, resources=None, km=None):
-        self._dead_at = None
-        try:
-            return super().preprocess(nb, resources, km)
-        except DeadKernelError:  # al cerrar el núcleo ya muerto
-            return self.nb, self.resources
-
-    def preprocess_cell(self, cell, resources, index):
-        if self._dead_at is None:
-            try:
-                return super().preprocess_cell(cell, resources, index)
-            except DeadKernelError:
-                self._dead_at = index
-        if cell.cell_type == "code":
-            where = (
-                "en esta celda" if index == self._dead_at else f"en la celda {self._dead_at + 1}"
-            )
-            cell.outputs.append(
-                nbformat.v4.new_output(
-                    "error",
-                    ename="NucleoCerrado",
-                    evalue=f"el núcleo de Python se cerró {where} (¿os._exit, memoria agotada?);"
-                    " las celdas siguientes no se ejecutaron",
-                    traceback=[],
-                )
-            )
-        return cell, resources
 
 
 def prepared_course(lab: Lab) -> Path:

@@ -1,0 +1,282 @@
+"""El paso de ejecución de nbgrader, repartido entre el núcleo aislado y el calificador.
+
+- Las celdas del estudiante (respuestas, celdas propias, la de preparación) se ejecutan
+  en su núcleo, dentro de ``course.grading.sandbox``.
+- Las celdas de prueba, visibles y ocultas, se ejecutan aquí, en el proceso de
+  calificación, con el código del libro de notas (nunca el de la entrega). Sus nombres
+  libres que no define la celda de preparación se traen del núcleo
+  (``course.grading.remote``): cada llamada a una función del estudiante es una petición
+  al núcleo, y lo que vuelve son datos. La referencia, las pruebas ocultas y la decisión
+  de pasa o no pasa nunca entran en el núcleo.
+
+Nada de lo que hace el núcleo detiene la calificación del resto del cuaderno: si una
+celda agota su tiempo (también un bucle que ignora ``KeyboardInterrupt``) o el núcleo
+muere, se arranca otro núcleo, se repiten las celdas del estudiante que ya habían
+terminado y se sigue; la celda culpable es la única que pierde. Hay además un tope de
+tiempo para el cuaderno entero.
+"""
+
+import ast
+import contextlib
+import io
+import time
+import warnings
+from queue import Empty
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer, List, Unicode
+
+from course.grading.agent import MIME
+from course.grading.remote import Channel, StudentError, bind_names
+from course.grading.sandbox import SandboxedKernelManager
+
+MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
+CUT = "\n[… salida recortada: esta celda escribió más de {:,} bytes]\n"
+RECOVERY_S = 5  # espera tras una interrupción antes de dar el núcleo por perdido
+
+
+class KernelLost(Exception):
+    """El núcleo no respondió a tiempo o murió; ya se ha sustituido por otro."""
+
+
+class TrustedExecute(Execute):
+    """``Execute`` de nbgrader en el que el estudiante no decide ningún resultado."""
+
+    test_cells = List(Unicode(), help="grade ids de las celdas de prueba").tag(config=True)
+    setup_source = Unicode("", help="celda de preparación (del curso)").tag(config=True)
+    notebook_timeout = Integer(900, help="segundos para el cuaderno entero").tag(config=True)
+    test_path = Unicode("", help="carpeta de trabajo de las pruebas").tag(config=True)
+    sandboxed = Bool(True, help="núcleo dentro de bubblewrap").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kernel_manager_class = SandboxedKernelManager if self.sandboxed else AsyncKernelManager
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._deadline = time.monotonic() + self.notebook_timeout
+        self._replay: list[str] = []
+        self._namespace: dict = {}
+        exec(compile(self.setup_source, "<preparación>", "exec"), self._namespace)
+        try:
+            return super().preprocess(nb, resources, km)
+        except DeadKernelError:  # al cerrar un núcleo ya muerto
+            return self.nb, self.resources
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return cell, resources
+        cell.outputs = []
+        if time.monotonic() > self._deadline:
+            cell.outputs = [_error("SinTiempo", self._no_time())]
+        elif cell.metadata.get("nbgrader", {}).get("grade_id") in self.test_cells:
+            self._run_test(cell)
+        else:
+            self._run_student(cell, resources, index)
+        _cap_outputs(cell)
+        return cell, self.resources
+
+    def _no_time(self) -> str:
+        return f"se agotaron los {self.notebook_timeout} s del cuaderno; esta celda no se ejecutó"
+
+    # --- celdas del estudiante, en su núcleo --------------------------------------------
+
+    def _run_student(self, cell, resources, index) -> None:
+        try:
+            super().preprocess_cell(cell, resources, index)
+            self._replay.append(cell.source)
+        except (CellTimeoutError, DeadKernelError) as error:
+            dead = isinstance(error, DeadKernelError)
+            self._restart()
+            reason = (
+                "el núcleo de Python se cerró en esta celda (¿os._exit, memoria agotada?)"
+                if dead
+                else f"la celda no terminó en {self.timeout} s ni respondió a la interrupción"
+            )
+            cell.outputs.append(
+                _error("NucleoCerrado" if dead else "TiempoAgotado", reason + _RESTARTED)
+            )
+
+    def _restart(self) -> None:
+        run_sync(self._async_restart)()
+
+    async def _async_restart(self, replay: bool = True) -> None:
+        """Un núcleo nuevo con las celdas del estudiante que ya habían terminado.
+
+        Si una de ellas no termina esta vez, se deja un núcleo nuevo sin repetir nada.
+        """
+        await ensure_async(self.km.restart_kernel(now=True))
+        await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
+        for source in self._replay if replay else []:
+            left = self._deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise KernelLost
+                await self._execute(source, min(self.timeout, left), recover=False)
+            except KernelLost:
+                await self._async_restart(replay=False)
+                return
+
+    def _get_timeout(self, cell) -> int:
+        """El tiempo de una celda del estudiante, sin pasar del tope del cuaderno."""
+        return max(1, min(self.timeout, int(self._deadline - time.monotonic())))
+
+    # --- celdas de prueba, aquí -----------------------------------------------------------
+
+    def _run_test(self, cell) -> None:
+        channel = Channel(self._ask_kernel)
+        try:
+            tree = ast.parse(cell.source)
+            bind_names(self._namespace, _free_names(tree), channel)
+            code = compile(tree, f"<{_grade_id(cell)}>", "exec")
+        except SyntaxError as error:
+            cell.outputs = [_error("SyntaxError", str(error))]
+            return
+        except (StudentError, KernelLost) as error:
+            cell.outputs = [_error(*_describe(error))]
+            return
+        stdout = io.StringIO()
+        with (
+            contextlib.redirect_stdout(stdout),
+            warnings.catch_warnings(),
+            _working_directory(self.test_path),
+        ):
+            warnings.simplefilter("ignore")
+            try:
+                exec(code, self._namespace)
+                error = None
+            except Exception as raised:  # noqa: BLE001 (el fallo de la prueba es su resultado)
+                error = _describe(raised)
+        if stdout.getvalue():
+            cell.outputs.append(
+                nbformat.v4.new_output("stream", name="stdout", text=stdout.getvalue())
+            )
+        if error is not None:
+            cell.outputs.append(_error(*error))
+
+    def _ask_kernel(self, code: str) -> str:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise StudentError("SinTiempo", self._no_time())
+        try:
+            return run_sync(self._execute)(code, min(self.timeout, left), True)
+        except KernelLost as lost:
+            raise StudentError("TiempoAgotado", str(lost)) from None
+
+    async def _execute(
+        self, code: str, timeout: float, answer: bool = False, recover: bool = True
+    ) -> str:
+        """Ejecuta ``code`` en el núcleo; devuelve el texto publicado con ``MIME``."""
+        msg_id = await ensure_async(
+            self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
+        )
+        deadline = time.monotonic() + timeout
+        found = ""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not await ensure_async(self.km.is_alive()):
+                if recover:
+                    await self._interrupt_or_replace(msg_id)
+                raise KernelLost(f"el código del estudiante no terminó en {timeout:.0f} s")
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, 1)))
+            except Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "display_data" and answer and MIME in content.get("data", {}):
+                found = content["data"][MIME]
+            elif kind == "status" and content["execution_state"] == "idle":
+                return found
+
+    async def _interrupt_or_replace(self, msg_id: str) -> None:
+        """Interrumpe el núcleo; si no vuelve a estar libre pronto, lo sustituye."""
+        if await ensure_async(self.km.is_alive()):
+            await ensure_async(self.km.interrupt_kernel())
+            deadline = time.monotonic() + RECOVERY_S
+            while time.monotonic() < deadline:
+                try:
+                    msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=1))
+                except Empty:
+                    continue
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status":
+                    if msg["content"]["execution_state"] == "idle":
+                        return
+        await self._async_restart()
+
+
+_RESTARTED = "; se ha arrancado otro núcleo y se han repetido las celdas anteriores."
+
+
+def _grade_id(cell) -> str:
+    return cell.metadata.get("nbgrader", {}).get("grade_id", "celda")
+
+
+def _free_names(tree: ast.AST) -> set[str]:
+    """Nombres que la celda lee y nunca asigna: los que pueden venir del núcleo."""
+    loaded, stored = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stored.add(node.name)
+        elif isinstance(node, ast.alias):
+            stored.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            stored.add(node.arg)
+    return loaded - stored
+
+
+def _describe(error: BaseException) -> tuple[str, str]:
+    if isinstance(error, StudentError):
+        return error.ename, error.evalue
+    return type(error).__name__, str(error).strip("'") if isinstance(error, KeyError) else str(
+        error
+    )
+
+
+def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
+    line = f"{ename}: {evalue}" if evalue else ename
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[line])
+
+
+@contextlib.contextmanager
+def _working_directory(path: str):
+    if not path:
+        yield
+        return
+    with contextlib.chdir(path):
+        yield
+
+
+def _cap_outputs(cell) -> None:
+    """Como mucho ``MAX_OUTPUT_BYTES`` de texto por celda; lo demás se corta con una nota."""
+    budget = MAX_OUTPUT_BYTES
+    kept = []
+    for output in cell.outputs:
+        size = (
+            len(str(output.get("text", "")))
+            + sum(len(str(v)) for v in output.get("data", {}).values())
+            + sum(len(line) for line in output.get("traceback", []))
+        )
+        if size <= budget:
+            kept.append(output)
+            budget -= size
+        elif output.output_type == "stream" and budget > 0:
+            output.text = output.text[:budget] + CUT.format(MAX_OUTPUT_BYTES)
+            kept.append(output)
+            budget = 0
+        elif output.output_type == "error":
+            output.evalue = output.evalue[:500]
+            output.traceback = [f"{output.ename}: {output.evalue}"]
+            kept.append(output)
+        elif budget > 0:
+            kept.append(
+                nbformat.v4.new_output("stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES))
+            )
+            budget = 0
+    cell.outputs = kept

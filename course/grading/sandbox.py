@@ -1,0 +1,203 @@
+"""El núcleo del estudiante, encerrado con bubblewrap.
+
+Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
+
+- el sistema de archivos es de solo lectura; ``/tmp`` es un ``tmpfs`` privado y limitado
+  donde está la carpeta de trabajo del núcleo;
+- no se ven el repositorio del curso (``source/``, ``submitted/``, ``autograded/``,
+  ``gradebook.db``), la caché de calificación, ``$HOME`` ni el resto de ``/tmp``; el
+  paquete ``course`` que se ve es una copia sin los módulos de referencia del
+  laboratorio calificado ni de los siguientes;
+- sin red (espacio de red propio); el núcleo habla con el calificador por sockets IPC de
+  ZMQ en una carpeta privada;
+- límites de memoria (``RLIMIT_AS``), procesos, tamaño de archivo y, desde el
+  calificador, tiempo; como ``root``, el núcleo corre además con un usuario sin
+  privilegios;
+- al terminar se mata ``bwrap`` y con él todo el espacio de procesos de la entrega,
+  también los procesos que se separaron con ``start_new_session``.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Any
+
+import course
+from course import labs
+from course.paths import cache_root
+
+GIB = 2**30
+INHERITED = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "VIRTUAL_ENV", "NBGRADER_EXECUTION",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory: int = 4 * GIB  # bytes de memoria virtual por proceso (RLIMIT_AS)
+    processes: int = 256  # hilos y procesos del usuario del núcleo (RLIMIT_NPROC)
+    file_size: int = 1 * GIB  # bytes por archivo escrito (RLIMIT_FSIZE)
+    scratch: int = 1 * GIB  # bytes del tmpfs de trabajo (/tmp del núcleo)
+
+
+def available() -> str:
+    """``""`` si bubblewrap funciona aquí; si no, el motivo en español."""
+    if shutil.which("bwrap") is None:
+        return "no está instalado bubblewrap (bwrap); instálalo con «apt-get install bubblewrap»"
+    try:
+        probe = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+            capture_output=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap no arranca ({error})"
+    if probe.returncode != 0:
+        reason = probe.stderr.decode(errors="replace").strip().splitlines()
+        return f"bubblewrap no puede crear el aislamiento ({(reason or ['?'])[-1]})"
+    return ""
+
+
+def course_copy(lab: labs.Lab, target: Path) -> Path:
+    """Copia de ``course`` sin las respuestas de ``lab`` ni de los laboratorios siguientes.
+
+    Tampoco lleva la calificación: de ``course/grading`` solo va ``agent.py``, lo que el
+    núcleo necesita para contestar al calificador.
+    """
+    order = list(labs.LABS)
+    hidden = {m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference}
+    package = Path(course.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        inside = path.relative_to(package)
+        if inside.parts[0] == "reference" and path.stem in hidden:
+            continue
+        if inside.parts[0] == "grading" and inside.name not in ("agent.py", "__init__.py"):
+            continue
+        destination = target / inside
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if inside.as_posix() == "grading/__init__.py":
+            destination.write_text('"""Solo el agente del núcleo."""\n')
+        else:
+            shutil.copyfile(path, destination)
+    return target
+
+
+@dataclass
+class Box:
+    """Lo que necesita un núcleo aislado: carpetas, límites y lo que se oculta."""
+
+    lab: labs.Lab
+    runtime: Path  # carpeta privada con el archivo de conexión y los sockets IPC
+    package: Path  # copia de ``course`` que verá el núcleo (``course_copy``)
+    limits: Limits = field(default_factory=Limits)
+    hidden: tuple[Path, ...] = ()  # carpetas extra que el núcleo no debe ver
+    readable: dict[Path, Path] = field(default_factory=dict)  # dentro -> fuera, solo lectura
+    uid: int | None = None  # con root, el usuario sin privilegios del núcleo
+    env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
+
+    WORK = Path("/tmp/trabajo")  # carpeta de trabajo del núcleo, dentro del tmpfs
+
+    def command(self, kernel: list[str]) -> list[str]:
+        """``kernel`` envuelto en prlimit + bwrap (+ setpriv si somos root)."""
+        limits = self.limits
+        nproc = limits.processes if self.uid is not None else _user_tasks() + limits.processes
+        prefix = [
+            "prlimit",
+            f"--as={limits.memory}",
+            f"--nproc={nproc}",
+            f"--fsize={limits.file_size}",
+            "--core=0",
+        ]
+        box = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        hidden = sorted(set(self._hidden()), key=lambda p: len(p.parts))
+        for path in hidden:
+            box += ["--tmpfs", str(path)]
+        box += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
+        box += ["--perms", "0777", "--dir", str(self.WORK)]
+        mounts = [(path, path) for path in sorted(set(self._needed()), key=lambda p: len(p.parts))]
+        mounts += [(Path(course.__file__).parent, self.package), *self.readable.items()]
+        for inside, outside in mounts:
+            box += _parents(inside, [*hidden, Path("/tmp")])
+            box += ["--ro-bind", str(outside), str(inside)]
+        box += _parents(self.runtime, [*hidden, Path("/tmp")])
+        box += ["--bind", str(self.runtime), str(self.runtime), "--chdir", str(self.WORK)]
+        box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        box += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+        if self.uid is None:
+            box += ["--unshare-user"]
+        box += ["--clearenv"]
+        for name, value in self._environment().items():
+            box += ["--setenv", name, value]
+        if self.uid is not None:
+            box += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+            box += ["--inh-caps=-all", "--bounding-set=-all", "--"]
+        return prefix + box + kernel
+
+    def _environment(self) -> dict[str, str]:
+        """Solo lo que el núcleo necesita del entorno: nada de secretos del calificador."""
+        kept = {name: os.environ[name] for name in INHERITED if name in os.environ}
+        return kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
+
+    def _hidden(self) -> list[Path]:
+        home = Path.home()
+        found = [labs.REPO, cache_root(), home, Path(tempfile.gettempdir()), *self.hidden]
+        root, scratch = Path("/"), Path("/tmp")
+        return [p.resolve() for p in found if p.exists() and p.resolve() not in (root, scratch)]
+
+    def _needed(self) -> list[Path]:
+        """Lo que el núcleo necesita y puede estar dentro de una carpeta oculta: Python."""
+        found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
+        hidden = self._hidden()
+        return [p.resolve() for p in found if any(p.resolve().is_relative_to(h) for h in hidden)]
+
+
+def _parents(path: Path, tmpfs: list[Path]) -> list[str]:
+    """Crea, con permisos de paso, las carpetas intermedias de ``path`` dentro de un tmpfs.
+
+    bwrap las crearía con permisos 0700 de root, y el núcleo no podría atravesarlas.
+    """
+    args = []
+    for parent in reversed(path.parents):
+        if any(parent.is_relative_to(root) and parent != root for root in tmpfs):
+            args += ["--perms", "0777" if parent.is_relative_to(Box.WORK) else "0755"]
+            args += ["--dir", str(parent)]
+    return args
+
+
+def _user_tasks() -> int:
+    """Hilos y procesos de este usuario ahora (RLIMIT_NPROC los cuenta todos)."""
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                count += len(os.listdir(entry / "task"))
+        except OSError:
+            continue
+    return count
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """Gestor de núcleos que lanza el núcleo dentro de :class:`Box` y con sockets IPC."""
+
+    box = Any(None, help="el Box de esta entrega").tag(config=True)
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        kernel = super().format_kernel_cmd(extra_arguments)
+        # Una señal a bwrap lo mataría: la interrupción viaja como mensaje de control.
+        self.kernel_spec.interrupt_mode = "message"
+        if self.box.uid is not None:
+            os.chown(self.connection_file, self.box.uid, self.box.uid)
+        return self.box.command(kernel)
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        """Lo que el núcleo escriba por su cuenta no llega a la terminal del instructor."""
+        kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
+        await super()._async_launch_kernel(kernel_cmd, **kw)
