@@ -3,7 +3,8 @@
 Entregas: ``submitted/<estudiante>/<lab>/<lab>.ipynb`` (la estructura de nbgrader) y,
 con ``--zip``, archivos descargados de un aula virtual con entradas
 ``<estudiante>/<lab>/<cuaderno>.ipynb`` o ``<estudiante>_<lab>.ipynb`` (se leen sin
-escribir en ``submitted/``).
+escribir en ``submitted/``). Las entradas se extraen con límites de tamaño y sin enlaces
+ni rutas que salgan de la carpeta temporal (``course.grading.files``).
 
 Diseño: cada proceso de trabajo importa nbgrader una vez y califica cada entrega en su
 propio curso temporal (``course.grading.grade_notebook``), con su núcleo nuevo: nada
@@ -29,16 +30,16 @@ import re
 import sys
 import tempfile
 import time
-import zipfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from fnmatch import fnmatch
+from functools import partial
 from pathlib import Path
 
 from course import labs
-from course.grading import results
+from course.grading import files, results
 from course.labs import CourseError
 
 STUDENT_ID = re.compile(r"^[\w.@+-]+$")
@@ -104,55 +105,61 @@ def _task(student: str, lab: str, notebooks: list[Path]) -> Task:
 
 
 def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]:
-    """Lee un zip del aula virtual; cada entrada va a una carpeta temporal."""
-    if not archive.is_file():
-        raise CourseError(f"No existe el archivo zip «{archive}».")
-    try:
-        bundle = zipfile.ZipFile(archive)
-    except zipfile.BadZipFile:
-        raise CourseError(f"«{archive}» no es un archivo zip válido.") from None
+    """Lee un zip del aula virtual; cada entrada va a una carpeta temporal.
+
+    Lo que se rechaza al extraer (``course.grading.files``) se avisa por stderr; si es un
+    cuaderno, la entrega queda con ese error y no se califica.
+    """
     found: dict[tuple[str, str], list[Path]] = {}
-    with bundle:
-        for entry in bundle.infolist():
-            parts = [p for p in Path(entry.filename).parts if p not in ("submitted",)]
-            if entry.is_dir() or "__MACOSX" in parts or ".." in parts:
-                continue
-            if not parts[-1].endswith(".ipynb"):
-                _unzip_output(bundle, entry, parts, target)
-                continue
-            flat = FLAT_ENTRY.match(parts[-1])
-            if len(parts) >= 3 and parts[-2] in labs.LABS:
-                student, lab = parts[-3], parts[-2]
-            elif flat and flat["lab"] in labs.LABS:
-                student, lab = flat["student"], flat["lab"]
+    refused: dict[tuple[str, str], str] = {}
+    accept = partial(_destination, archive.name, lab_ids)
+    for entry in files.extract_zip(archive, target, accept):
+        owner = entry.path.relative_to(target).parts[:2] if entry.path else None
+        if entry.refused:
+            reason = f"se rechaza «{entry.name}»: {entry.refused}"
+            print(f"aviso: {' · '.join(owner or [archive.name])}: {reason}", file=sys.stderr)
+        if owner and entry.path.suffix == ".ipynb":
+            if entry.refused:
+                refused.setdefault(owner, reason)
             else:
-                print(f"aviso: se ignora «{entry.filename}» en {archive.name}", file=sys.stderr)
-                continue
-            if not STUDENT_ID.match(student) or (lab_ids and lab not in lab_ids):
-                continue
-            path = target / student / lab / Path(parts[-1]).name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(bundle.read(entry))
-            found.setdefault((student, lab), []).append(path)
-    return [_task(s, lab, paths) for (s, lab), paths in sorted(found.items())]
+                found.setdefault(owner, []).append(entry.path)
+    tasks = {owner: _task(*owner, paths) for owner, paths in found.items()}
+    tasks |= {owner: Task(*owner, None, reason) for owner, reason in refused.items()}
+    return [tasks[owner] for owner in sorted(tasks)]
 
 
-def _unzip_output(bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, parts: list[str], target: Path):
-    """Extrae ``<estudiante>/<lab>/<lab.outputs>/...`` (la ejecución completa del lab 7).
+def _destination(name: str, lab_ids: list[str] | None, parts: tuple[str, ...]) -> Path | None:
+    """Dónde se extrae una entrada: ``<estudiante>/<lab>/...``, o ``None`` si no se usa."""
+    parts = tuple(p for p in parts if p != "submitted")
+    if not parts or "__MACOSX" in parts:
+        return None
+    if not parts[-1].endswith(".ipynb"):
+        return _output_destination(parts)
+    flat = FLAT_ENTRY.match(parts[-1])
+    if len(parts) >= 3 and parts[-2] in labs.LABS:
+        student, lab = parts[-3], parts[-2]
+    elif flat and flat["lab"] in labs.LABS:
+        student, lab = flat["student"], flat["lab"]
+    else:
+        print(f"aviso: se ignora «{'/'.join(parts)}» en {name}", file=sys.stderr)
+        return None
+    if not STUDENT_ID.match(student) or (lab_ids and lab not in lab_ids):
+        return None
+    return Path(student, lab, parts[-1])
+
+
+def _output_destination(parts: tuple[str, ...]) -> Path | None:
+    """``<estudiante>/<lab>/<lab.outputs>/...`` (la ejecución completa del lab 7).
 
     Solo lo que las pruebas ocultas leen: ni el estado para reanudar ni otros archivos.
     """
     if len(parts) < 4 or parts[1] not in labs.LABS or not STUDENT_ID.match(parts[0]):
-        return
+        return None
     outputs = labs.LABS[parts[1]].outputs
     if outputs is None or any(fnmatch(parts[-1], pattern) for pattern in labs.NOT_GRADED):
-        return
+        return None
     inside = Path(*parts[2:])
-    if not inside.is_relative_to(outputs):
-        return
-    path = target / parts[0] / parts[1] / inside
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(bundle.read(entry))
+    return Path(parts[0], parts[1], inside) if inside.is_relative_to(outputs) else None
 
 
 def _deduplicate(tasks: list[Task]) -> list[Task]:

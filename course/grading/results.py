@@ -13,13 +13,16 @@ import fcntl
 import json
 import os
 import shutil
+import sqlite3
 import sys
-import time
 import warnings
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 RESULT_NAME = "calificacion.json"
+BACKUPS_KEPT = 5  # copias gradebook.db.*.bak que se guardan; las más antiguas se borran
+LOCK_TIMEOUT_S = 10.0  # cuánto se espera a que otro proceso suelte gradebook.db
 
 
 @dataclass
@@ -80,18 +83,45 @@ def _locked(db: Path):
 
 
 def backup(db: Path) -> Path | None:
-    """Copia ``gradebook.db`` a ``gradebook.db.<fecha>.bak`` antes de escribir en él.
+    """Copia ``gradebook.db`` a ``gradebook.db.<fecha>-<microsegundos>.bak`` antes de escribir.
 
-    La copia se escribe aparte y se renombra: un proceso matado a mitad no deja una copia
-    truncada con nombre de copia buena.
+    La copia se hace mientras se tiene el cerrojo de escritura de SQLite (nadie cambia el
+    archivo a medias de copiarlo), se escribe aparte y se renombra: un proceso matado a
+    mitad no deja una copia truncada con nombre de copia buena. Se guardan las
+    :data:`BACKUPS_KEPT` más recientes; las anteriores se borran.
     """
     if not db.exists():
         return None
-    target = db.with_name(f"{db.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    target = db.with_name(f"{db.name}.{stamp}.bak")
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    shutil.copy2(db, temporary)
+    with _unlocked_gradebook(), contextlib.closing(sqlite3.connect(db, LOCK_TIMEOUT_S)) as held:
+        held.execute("BEGIN IMMEDIATE")  # falla si otro proceso está escribiendo
+        shutil.copy2(db, temporary)
+        held.rollback()
     temporary.replace(target)
+    for old in sorted(db.parent.glob(f"{db.name}.*.bak"))[:-BACKUPS_KEPT]:
+        old.unlink()
     return target
+
+
+@contextlib.contextmanager
+def _unlocked_gradebook():
+    """«database is locked» de SQLite (Formgrader escribiendo) se convierte en CourseError."""
+    from sqlalchemy.exc import OperationalError
+
+    from course.labs import CourseError
+
+    try:
+        yield
+    except (sqlite3.OperationalError, OperationalError) as error:
+        if "database is locked" not in str(error):
+            raise
+        raise CourseError(
+            "gradebook.db está bloqueado por otro proceso (¿Formgrader guardando una nota?). "
+            "Cierra Formgrader o espera a que termine y vuelve a ejecutar la orden; "
+            "no se ha cambiado ninguna nota."
+        ) from None
 
 
 @contextlib.contextmanager
@@ -134,7 +164,8 @@ def merge(results: list[Result], db: Path) -> int:
     with _locked(db), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
         backup(db)
-        with Gradebook(f"sqlite:///{db}") as gradebook, _one_transaction(gradebook):
+        url = f"sqlite:///{db}?timeout={LOCK_TIMEOUT_S}"
+        with _unlocked_gradebook(), Gradebook(url) as gradebook, _one_transaction(gradebook):
             known = {a.name for a in gradebook.assignments}
             for lab_id in sorted({r.lab for r in good} - known):
                 _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
