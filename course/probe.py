@@ -8,7 +8,10 @@ solo vuelven sus resultados (tensores, números, textos).
 """
 
 import functools
+import importlib
 import inspect
+import tempfile
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -65,6 +68,43 @@ def source(function) -> str:
         return inspect.getsource(function)
     except (OSError, TypeError):
         return ""
+
+
+@remotable
+def module(anchor, name: str):
+    """El módulo ``name`` importado donde vive ``anchor`` (un objeto del estudiante).
+
+    Sirve para crear objetos (un modelo, un optimizador) junto al código del estudiante
+    cuando ese código los va a modificar: al calificar, en su núcleo.
+    """
+    return importlib.import_module(name)
+
+
+PATH = "<ruta de un archivo temporal>"  # marcador para :func:`with_output_file`
+
+
+@remotable
+def with_output_file(function, *args):
+    """``function(*args)`` con el marcador :data:`PATH` cambiado por un archivo temporal.
+
+    Devuelve ``(resultado, texto del archivo)``; el texto es ``None`` si no se escribió.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "salida.txt"
+        result = function(*(path if arg is PATH or arg == PATH else arg for arg in args))
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+    return _detached(result), text
+
+
+@remotable
+def read_files(folder, names, limit: int = 64 * 2**20) -> dict:
+    """Los bytes de cada archivo regular ``folder/name`` que existe (como mucho ``limit``)."""
+    found = {}
+    for name in names:
+        path = Path(folder) / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= limit:
+            found[name] = path.read_bytes()
+    return found
 
 
 def _is_float_tensor(value) -> bool:
