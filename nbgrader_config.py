@@ -2,6 +2,12 @@
 
 import os
 
+from nbgrader.converters import GenerateFeedback
+from nbgrader.coursedir import CourseDirectory
+
+from course.grading.feedback import SafeFeedback
+from course.grading.results import RESULT_NAME
+
 c = get_config()  # noqa: F821 (nbgrader define get_config al cargar este archivo)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -28,3 +34,16 @@ c.OverwriteCells.missing_cell_notification = (
 # nbgrader da 0 puntos a una celda de prueba que escribe en stderr. Los avisos de Python
 # (`UserWarning: ...`) y las barras de progreso de tqdm no son errores: se descartan.
 c.IgnorePattern.pattern = r"\w+Warning: |\d+%\|"
+
+# Devolución (`nbgrader generate_feedback`, el botón Generate Feedback de Formgrader y
+# `python -m course feedback`): sin el código ni las salidas de las pruebas ocultas y con
+# las salidas recortadas por bytes (course/grading/feedback.py).
+c.GenerateFeedback.preprocessors = [
+    SafeFeedback,
+    *GenerateFeedback.class_traits()["preprocessors"].default(),
+]
+c.SafeFeedback.max_text_bytes = 20_000
+c.SafeFeedback.max_image_bytes = 2_000_000
+# nbgrader copia a feedback/ los demás archivos de autograded/<estudiante>/<lab>/; el
+# calificacion.json de `python -m course grade` lleva los mensajes de las pruebas ocultas.
+c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), RESULT_NAME]

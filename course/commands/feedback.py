@@ -2,13 +2,15 @@
 
 Sale de ``autograded/<estudiante>/<lab>/`` (lo que deja ``grade``) y se escribe en
 ``feedback/<estudiante>/<lab>/<lab>.html``, la ruta de ``nbgrader generate_feedback``,
-así que ``nbgrader release_feedback`` la reparte igual. A diferencia de la de nbgrader,
-no muestra el código de las pruebas ocultas (ni en la celda ni en la traza del error):
-solo los puntos y el mensaje en español de cada prueba. Las notas manuales puestas en
-Formgrader se toman de ``gradebook.db`` cuando existen.
+así que ``nbgrader release_feedback`` la reparte igual. El cuaderno pasa por el mismo
+filtro que usan ``nbgrader generate_feedback`` y Formgrader
+(``course.grading.feedback.SafeFeedback``, con la configuración de
+``nbgrader_config.py``): sin el código ni las salidas de las pruebas ocultas y con las
+salidas recortadas. Encima, un resumen con los puntos de cada prueba y el mensaje de las
+visibles. Las notas manuales puestas en Formgrader se toman de ``gradebook.db`` cuando
+existen.
 """
 
-import copy
 import html
 import re
 import warnings
@@ -17,10 +19,8 @@ from pathlib import Path
 import nbformat
 
 from course import labs
-from course.grading import results
-
-HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
-REMOVED = "# (Pruebas ocultas retiradas de la devolución: abajo ves su resultado.)\n"
+from course.grading import nbgrader_config, results
+from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test
 
 
 def run(
@@ -28,18 +28,22 @@ def run(
 ) -> int:
     written = 0
     manual = _manual_scores(root / "gradebook.db")
+    safe = SafeFeedback(config=nbgrader_config(root))
     for result in results.read_all(root / "autograded"):
         if (lab_ids and result.lab not in lab_ids) or (students and result.student not in students):
             continue
         graded = root / "autograded" / result.student / result.lab / f"{result.lab}.ipynb"
         notebook = nbformat.read(graded, 4) if graded.exists() and not result.error else None
+        hidden = _hidden_ids(notebook)
+        if notebook is not None:
+            notebook, _ = safe.preprocess(notebook, {})
         for cell in result.cells:
             key = (result.student, result.lab, cell["grade_id"])
             if key in manual:
                 cell["points"] = manual[key]
         target = root / "feedback" / result.student / result.lab / f"{result.lab}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(result, notebook), encoding="utf-8")
+        target.write_text(render(result, notebook, hidden), encoding="utf-8")
         written += 1
     print(f"{written} devoluciones escritas en feedback/.")
     return 0
@@ -64,37 +68,38 @@ def _manual_scores(db: Path) -> dict[tuple[str, str, str], float]:
     return scores
 
 
-def strip_hidden(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Copia sin el código de las pruebas ocultas ni las trazas de sus errores."""
-    notebook = copy.deepcopy(notebook)
-    for cell in notebook.cells:
-        if "HIDDEN TESTS" not in cell.source:
-            continue
-        cell.source = HIDDEN.sub(REMOVED, cell.source).replace("HIDDEN TESTS", "")
-        for output in cell.get("outputs", []):
-            if output.output_type == "error":
-                output.traceback = [f"{output.ename}: {output.evalue}"]
-    return notebook
+def _hidden_ids(notebook: nbformat.NotebookNode | None) -> set[str]:
+    """Grade ids de las celdas que ``SafeFeedback`` trata como pruebas ocultas."""
+    cells = notebook.cells if notebook is not None else []
+    return {
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in cells
+        if "grade_id" in cell.metadata.get("nbgrader", {}) and is_hidden_test(cell)
+    }
 
 
 def _points(value) -> str:
     return "pendiente" if value is None else f"{value:g}"
 
 
-def summary(result: results.Result) -> str:
-    """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje."""
+def summary(result: results.Result, hidden: set[str]) -> str:
+    """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje (el de
+    las pruebas ocultas, ``hidden`` o ``*_oculta``, no: puede citar la referencia)."""
     lab = labs.LABS[result.lab]
     graded = [c for c in result.cells if c["points"] is not None]
     total = sum(c["points"] for c in graded)
     rows = []
     for cell in result.cells:
+        secret = cell["grade_id"] in hidden or cell["grade_id"].endswith(HIDDEN_SUFFIX)
         kind = (
-            "prueba oculta" if cell["grade_id"].endswith("_oculta")
+            "prueba oculta" if secret
             else "prueba visible" if cell["grade_id"].endswith("_prueba")
             else "pregunta abierta" if cell["grade_id"].startswith("pregunta") else "ejercicio"
         )  # fmt: skip
         ok = cell["points"] is not None and cell["points"] >= cell["max_points"]
         message = cell["message"].splitlines()[0][:500] if cell["message"] and not ok else ""
+        if secret and not ok:
+            message = "no superada (las pruebas ocultas no muestran su mensaje)"
         rows.append(
             f"<tr class='{'ok' if ok else 'fallo'}'><td>{html.escape(cell['grade_id'])}</td>"
             f"<td>{kind}</td><td>{_points(cell['points'])} / {cell['max_points']:g}</td>"
@@ -124,14 +129,15 @@ STYLE = (
 )
 
 
-def render(result: results.Result, notebook: nbformat.NotebookNode | None) -> str:
-    top = f"{STYLE}<div class='resumen'>{summary(result)}</div>"
+def render(result: results.Result, notebook: nbformat.NotebookNode | None, hidden: set[str]) -> str:
+    """La página: el resumen y, debajo, ``notebook`` ya filtrado por ``SafeFeedback``."""
+    top = f"{STYLE}<div class='resumen'>{summary(result, hidden)}</div>"
     if notebook is None:
         return f"<!DOCTYPE html><html lang='es'><meta charset='utf-8'><body>{top}</body></html>"
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(strip_hidden(notebook))
+    body, _ = exporter.from_notebook_node(notebook)
     body = re.sub(r"<html[^>]*>", '<html lang="es">', body, count=1)
     body = re.sub(
         r"<title>.*?</title>",
