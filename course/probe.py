@@ -91,7 +91,7 @@ def with_output_file(function, *args):
     """
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "salida.txt"
-        result = function(*(path if arg is PATH or arg == PATH else arg for arg in args))
+        result = function(*(path if isinstance(arg, str) and arg == PATH else arg for arg in args))
         text = path.read_text(encoding="utf-8") if path.is_file() else None
     return _detached(result), text
 

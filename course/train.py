@@ -176,7 +176,7 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     if not path.is_file():
         raise CheckpointError(f"No existe el punto de control {path}.")
     try:
-        state = torch.load(path, map_location=map_location, weights_only=False)
+        state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:  # zip truncado, pickle roto, archivo vacío...
         raise CheckpointError(
             f"El punto de control {path} está dañado o incompleto y no se puede leer "
