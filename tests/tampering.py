@@ -13,7 +13,6 @@ import nbformat
 from course import labs
 
 LAB = labs.get("01_atencion")
-EXERCISES = ("ej1_puntuaciones", "ej2_softmax", "ej3_relleno", "ej4_causal", "ej5_atencion")
 
 # Respuestas alternativas, una celda de solución completa cada una.
 BAD_ANSWERS = {
@@ -87,16 +86,20 @@ def _grade_id(cell) -> str:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
 
 
-def solutions() -> dict[str, str]:
-    """Código de cada celda de solución del cuaderno fuente, por grade id."""
-    source = nbformat.read(LAB.source, 4)
-    return {_grade_id(c): c.source for c in source.cells if _grade_id(c) in EXERCISES}
+def solutions(lab: labs.Lab = LAB) -> dict[str, str]:
+    """Código de cada celda de solución (de código) del cuaderno fuente, por grade id."""
+    source = nbformat.read(lab.source, 4)
+    return {
+        _grade_id(c): c.source
+        for c in source.cells
+        if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
 
 
-def solved() -> nbformat.NotebookNode:
-    """La versión de estudiante con todas las celdas de solución resueltas."""
-    notebook = nbformat.read(LAB.release, 4)
-    answers = solutions()
+def solved(lab: labs.Lab = LAB) -> nbformat.NotebookNode:
+    """La versión de estudiante de ``lab`` con todas las celdas de solución resueltas."""
+    notebook = nbformat.read(lab.release, 4)
+    answers = solutions(lab)
     for cell in notebook.cells:
         if _grade_id(cell) in answers:
             cell.source = answers[_grade_id(cell)]

@@ -470,6 +470,167 @@ def test_integrity_scan_is_quiet_on_honest_code():
     assert integrity.scan_code("x = torch.zeros(3)\nx[0] = 1\nself.w = 2") == []
 
 
+@pytest.mark.parametrize("lab", labs.available(), ids=lambda lab: lab.id)
+def test_integrity_scan_is_quiet_on_every_lab_solution(lab):
+    # Cada laboratorio resuelto como lo tendría el estudiante, informado como al calificar.
+    source = nbformat.read(lab.source, 4)
+    assert integrity.scan(t.solved(lab), grading.grade_ids(source), original=source) == []
+
+
+SUSPICIOUS = [  # (código de una celda nueva, lo que dice su hallazgo)
+    ("get_ipython().events.register('pre_run_cell', f)", "usa get_ipython().events"),
+    ("ip = get_ipython()\nip.run_cell = lambda *a, **k: None", "usa get_ipython().run_cell"),
+    ("get_ipython().ast_transformers.append(t)", "get_ipython().ast_transformers"),
+    ("get_ipython().input_transformers_post.append(f)", "get_ipython().input_transformers_post"),
+    ("!rm -rf runs", "ejecuta la orden del sistema !rm -rf runs"),
+    ("archivos = !ls", "ejecuta la orden del sistema !ls"),
+    ("%%bash\necho hola\n", "usa la orden mágica %%bash"),
+    ("%%writefile course/checks.py\nclose = print\n", "usa la orden mágica %%writefile"),
+    ("%time eval('1 + 1')", "usa eval (código dinámico)"),
+    ("exec('checks = None')", "usa exec (código dinámico)"),
+    ("e = eval\ne('1')", "usa eval como e (código dinámico)"),
+    ("codigo = compile(src, 'x', 'exec')", "usa compile (código dinámico)"),
+    ("m = __import__(nombre)", "usa __import__ (importación calculada)"),
+    ("import importlib\nimportlib.import_module('course.' + n)", "importlib.import_module (import"),
+    ("import importlib\nimportlib.reload(checks)", "usa importlib.reload (módulos cargados)"),
+    ("import sys\nsys.modules['course.checks'] = falso", "usa sys.modules (módulos cargados)"),
+    ("from sys import modules\ndel modules['torch']", "usa sys.modules como modules"),
+    ("f.__code__ = g.__code__", "usa f.__code__ (introspección)"),
+    ("celda = checks.close.__closure__[0]", "usa checks.close.__closure__ (introspección)"),
+    ("g = attention_scores.__globals__", "usa attention_scores.__globals__"),
+    ("__builtins__.print = p", "modifica __builtins__.print (módulo builtins)"),
+    ("import inspect\nmarco = inspect.currentframe().f_back", "usa inspect.currentframe ("),
+    ("import sys\nsys._getframe(1).f_globals['x'] = 1", "usa sys._getframe (introspección)"),
+    ("lib = torch.library.Library('aten', 'IMPL')", "torch.library.Library (registro de op"),
+    ("torch._C._set_grad_enabled(False)", "usa torch._C._set_grad_enabled (registro"),
+    ("torch.ops.load_library('op.so')", "usa torch.ops.load_library (registro de operadores"),
+    ("import builtins", "importa builtins (funciones integradas)"),
+    ("import builtins as b\nb.print = p", "modifica b.print (módulo builtins)"),
+    ("import subprocess as sp\nsp.run(['ls'])", "usa subprocess.run como sp.run (procesos)"),
+    ("from os import system\nsystem('ls')", "usa os.system como system (procesos)"),
+    ("import os\nos.popen('ls')", "usa os.popen (procesos)"),
+    ("import os\nos.fork()", "usa os.fork (procesos)"),
+    ("import os\nimport signal\nos.kill(os.getppid(), signal.SIGKILL)", "usa os.kill (procesos)"),
+    ("import ctypes", "importa ctypes (procesos)"),
+    ("from multiprocessing import Process", "importa multiprocessing.Process (procesos)"),
+    ("import pty", "importa pty (procesos)"),
+    ("import os\ngetattr(os, 'sys' + 'tem')('ls')", "getattr sobre os con un nombre calculado"),
+    ("import os\ngetattr(os, 'system')('ls')", "usa os.system como getattr(os, 'system')"),
+    ("open('runs/metrics.json', 'w').write('{}')", "abre un archivo para escribir: open(…, 'w')"),
+    ("with open(ruta, mode='a') as f:\n    f.write('x')", "para escribir: open(…, 'a')"),
+    ("Path('notas.txt').write_text('10')", "escribe un archivo con Path('notas.txt').write_text"),
+    ("Path('checks.py').write_bytes(b'')", "escribe un archivo con Path('checks.py').write_bytes"),
+    ("import shutil\nshutil.rmtree('runs')", "usa shutil.rmtree (borrado o cambio de archivos)"),
+    ("from shutil import copy\ncopy('a', 'checks.py')", "usa shutil.copy como copy (escritura"),
+    ("os.remove('gradebook.db')", "usa os.remove (borrado o cambio de archivos)"),
+    ("import os as sistema\nsistema.replace('a', 'b')", "usa os.replace como sistema.replace"),
+    ("os.chmod('a', 0o777)", "usa os.chmod (borrado o cambio de archivos)"),
+    ("import sqlite3\nsqlite3.connect('gradebook.db')", "importa sqlite3 (base de datos)"),
+    ("from sqlalchemy import create_engine", "importa sqlalchemy.create_engine (base de datos)"),
+    ("import socket\nsocket.create_connection(('x', 80))", "usa socket.create_connection (red)"),
+    ("from urllib.request import urlopen\nurlopen(u)", "usa urllib.request.urlopen como urlopen"),
+    ("import requests\nrequests.post(u, data=datos)", "usa requests.post (red)"),
+    ("globals()['checks'] = None", "usa globals (introspección)"),
+    ("vars(os)['system']('ls')", "usa vars(os)"),
+]
+INNOCENT = [
+    "from IPython.display import HTML, clear_output, display\n"
+    "display(HTML('<b>hola</b>'))\nclear_output(wait=True)",
+    "handle = display(display_id=True)\nhandle.update(fig)",
+    "%matplotlib inline\nmodel.eval()",
+    "%time pesos = softmax(torch.randn(3, 4))",
+    "rapido = torch.compile(model)\nimport re\npatron = re.compile('a+')",
+    "with open('datos.txt', encoding='utf-8') as f:\n    texto = f.read()",
+    "texto = Path('datos.txt').read_text()",
+    "valor = getattr(model, nombre)",
+    "ruta = os.path.join('runs', os.environ.get('CARPETA', ''))",
+    "import importlib\nnp2 = importlib.import_module('numpy')",
+    "import json\nprint(json.dumps({'r': math.sqrt(2)}))",
+    "def evaluate(model, batches):\n    model.eval()\n    return sum(model(b) for b in batches)",
+    "import inspect\nfirma = inspect.signature(softmax)",
+    "import tempfile\ncarpeta = tempfile.gettempdir()",
+    "x = torch.zeros(3)\nx[0] = 1\nfrase = 'a b'.replace(' ', '_')",
+]
+
+
+def _with_cell(code: str) -> tuple[nbformat.NotebookNode, int]:
+    """El laboratorio 1 resuelto con ``code`` en una celda nueva al final, tras importar os y
+    Path; devuelve el cuaderno y el número de esa celda."""
+    nb = t.solved()
+    t.insert_code(nb, len(nb.cells), "import os\nfrom pathlib import Path\n")
+    t.insert_code(nb, len(nb.cells), code)
+    return nb, len(nb.cells)
+
+
+@pytest.mark.parametrize(("code", "finding"), SUSPICIOUS)
+def test_integrity_scan_names_the_cell_and_the_construct(code, finding):
+    nb, number = _with_cell(code)
+    findings = integrity.scan(nb)
+    assert any(f.startswith(f"celda {number}, línea ") and finding in f for f in findings), findings
+
+
+@pytest.mark.parametrize("code", INNOCENT)
+def test_integrity_scan_is_quiet_on_innocent_code(code):
+    assert integrity.scan(_with_cell(code)[0]) == []
+
+
+def test_integrity_report_is_deduplicated_and_bounded():
+    nb = t.solved()
+    for _ in range(100):
+        t.duplicate_grade_id(nb, "ej1_puntuaciones")
+    t.insert_code(nb, len(nb.cells), "\n".join(f"eval('{i}')" for i in range(10_000)))
+    number = len(nb.cells)
+    for i in range(100):
+        t.insert_code(nb, len(nb.cells), f"exec('{i}')\nexec('{i}')")
+    findings = integrity.scan(nb)
+    assert findings[0] == (
+        f"celda {number}, línea 1: usa eval (código dinámico) (y en 9999 líneas más)"
+    )
+    assert findings[integrity.SHOWN] == "… y 61 hallazgos más en el código, que no se muestran"
+    assert findings[integrity.SHOWN + 1 :] == [
+        "grade id duplicado «ej1_puntuaciones»: se califica solo la primera celda"
+    ]
+
+
+def test_integrity_scan_survives_code_too_nested_to_read():
+    # Python lo compila (se ejecutaría) pero es demasiado hondo para recorrerlo: se dice.
+    code = "x = " + " + ".join(["1"] * 1_000)
+    compile(code, "celda", "exec")
+    nb, number = _with_cell(code)
+    assert integrity.scan(nb) == [
+        f"celda {number}, línea 1: no se pudo leer entera: código demasiado anidado"
+    ]
+
+
+def test_what_the_lab_itself_does_is_not_reported_but_more_of_it_is():
+    # El laboratorio 7 escribe archivos: el ejercicio 7 pide uno y la celda de entrenamiento
+    # guarda y borra los de la ejecución. Otra forma de escribir el del ejercicio no se
+    # señala; escribir otro archivo o borrar en el ejercicio, sí.
+    lab = labs.get("07_multi30k")
+    source = nbformat.read(lab.source, 4)
+    nb = t.solved(lab)
+    assert any("open(…, 'w')" in f for f in integrity.scan(nb))  # sin el laboratorio al lado
+    t.answer(
+        nb,
+        "ej7_archivo",
+        "def translate_test_set(model, tokenizer, pairs, path, max_len, device):\n"
+        "    hyps = greedy_translate(model, tokenizer, [de for de, _ in pairs], max_len, device)\n"
+        "    Path(path).write_text(''.join(h + '\\n' for h in hyps), encoding='utf-8')\n"
+        "    import shutil\n"
+        "    shutil.rmtree('runs', ignore_errors=True)\n"
+        "    return corpus_bleu(hyps, [en for _, en in pairs])\n",
+    )
+    t.insert_code(nb, len(nb.cells), "shutil.rmtree(full_dir, ignore_errors=True)")  # la suya
+    t.insert_code(nb, len(nb.cells), "(RUN_DIR / 'metrics.json').write_text('{}')")
+    findings = integrity.scan(nb, grading.grade_ids(source), original=source)
+    assert findings == [
+        f"celda {t.index(nb, 'ej7_archivo') + 1}, línea 5: usa shutil.rmtree "
+        "(borrado o cambio de archivos)",
+        f"celda {len(nb.cells)}, línea 1: escribe un archivo con "
+        "(RUN_DIR / 'metrics.json').write_text (escritura de archivos)",
+    ]
+
+
 # --- Fugas: ni soluciones ni pruebas ocultas en release/ ni en el zip de estudiantes ------
 
 REGION = re.compile(r"BEGIN (SOLUTION|HIDDEN TESTS)|END (SOLUTION|HIDDEN TESTS)")
