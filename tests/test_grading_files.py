@@ -139,6 +139,16 @@ def test_paths_that_leave_the_target_are_refused(tmp_path, name):
     assert not Path("/tmp/fuera.txt").exists()
 
 
+def test_an_entry_that_clashes_with_an_earlier_one_is_refused_not_a_crash(tmp_path):
+    archive = tmp_path / "aula.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr(f"{RUN}/best.pt", "pesos")
+        bundle.writestr(f"{RUN}/best.pt/otro.pt", "x")
+    first, second = _extract(archive, tmp_path / "out")
+    assert not first.refused and second.refused.startswith("no se puede extraer")
+    assert _everything(tmp_path / "out") == [f"{RUN}/best.pt"]
+
+
 def test_a_refused_notebook_is_that_students_error_and_the_others_are_graded(
     tmp_path, monkeypatch, capsys
 ):

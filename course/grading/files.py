@@ -104,8 +104,8 @@ def _extract(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, left: i
     limit, reason = _limit(info, path, left)
     if info.file_size > limit:
         raise Refused(reason)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # falla si una entrada anterior es archivo
         with bundle.open(info) as source:
             return _stream(source, path, limit, reason)
     except (
@@ -116,7 +116,6 @@ def _extract(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, left: i
         RuntimeError,
         NotImplementedError,
     ) as error:
-        path.unlink(missing_ok=True)
         raise Refused(f"no se puede extraer ({error})") from None
 
 
@@ -132,17 +131,21 @@ def _limit(info: zipfile.ZipInfo, path: Path, left: int) -> tuple[int, str]:
 
 
 def _stream(source: BinaryIO, path: Path, limit: int, reason: str) -> int:
-    """Copia ``source`` a ``path`` por trozos; si pasa de ``limit`` bytes, borra y rechaza."""
+    """Copia ``source`` a ``path`` por trozos; si pasa de ``limit`` bytes, rechaza.
+
+    Nunca escribe más de ``limit`` bytes, y si algo falla a mitad no deja el archivo.
+    """
     written = 0
     with open(path, "wb") as out:
-        while chunk := source.read(CHUNK):
-            written += len(chunk)
-            if written > limit:
-                break
-            out.write(chunk)
-    if written > limit:
-        path.unlink()
-        raise Refused(reason)
+        try:
+            while chunk := source.read(CHUNK):
+                written += len(chunk)
+                if written > limit:
+                    raise Refused(reason)
+                out.write(chunk)
+        except BaseException:
+            path.unlink()
+            raise
     return written
 
 
