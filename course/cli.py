@@ -69,6 +69,16 @@ def _workflow_commands(commands) -> None:
     grade.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
     grade.add_argument("--timeout", type=int, help="segundos por celda (por omisión, 60)")
     grade.add_argument(
+        "--memory", type=float, default=4.0, metavar="GIB",
+        help="memoria de cada núcleo aislado en GiB (por omisión, 4)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--no-sandbox", action="store_true",
+        help="califica sin bubblewrap: PELIGROSO, el código de los estudiantes podría leer las"
+        " soluciones y las pruebas ocultas, cambiar notas de otros, usar la red y dejar"
+        " procesos vivos; solo con entregas de confianza",
+    )  # fmt: skip
+    grade.add_argument(
         "--merge-only", action="store_true",
         help="no califica: une los resultados de autograded/ en gradebook.db",
     )  # fmt: skip
@@ -90,7 +100,8 @@ def _run_workflow(args) -> int:
     if args.command == "grade":
         return command.run(
             zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
-            merge_only=args.merge_only, lab_ids=args.lab,
+            merge_only=args.merge_only, lab_ids=args.lab, sandboxed=not args.no_sandbox,
+            memory_gib=args.memory,
         )  # fmt: skip
     if args.command == "feedback":
         return command.run(lab_ids=args.lab, students=args.student)

@@ -53,7 +53,21 @@ def checks() -> list[tuple[bool, str, str]]:
         )
     found.append(_data())
     found.append(_language_pack())
+    found.append(_sandbox())
     return found
+
+
+def _sandbox() -> tuple[bool, str, str]:
+    from course.grading import sandbox
+
+    reason = sandbox.available()
+    if reason:
+        return (
+            False,
+            f"aislamiento de las entregas: {reason}",
+            "sin él, «grade» se niega a calificar y «check» avisa; instala bubblewrap",
+        )
+    return True, "aislamiento de las entregas con bubblewrap", ""
 
 
 def _cuda() -> tuple[bool, str, str]:

@@ -47,6 +47,15 @@ FLAT_ENTRY = re.compile(r"^(?P<student>[\w.@+-]+?)_(?P<lab>\d\d_[a-z0-9]+)\.ipyn
 
 
 @dataclass(frozen=True)
+class Settings:
+    """Cómo se califica cada entrega (igual para todas)."""
+
+    timeout: int | None = None  # segundos por celda; None: los de nbgrader_config.py
+    sandboxed: bool = True  # núcleo dentro de bubblewrap (course.grading.sandbox)
+    memory_gib: float = 4.0  # memoria de cada núcleo aislado
+
+
+@dataclass(frozen=True)
 class Task:
     student: str
     lab: str
@@ -63,9 +72,13 @@ def run(
     merge_only: bool = False,
     lab_ids: list[str] | None = None,
     progress: bool = True,
+    sandboxed: bool = True,
+    memory_gib: float = 4.0,
 ) -> int:
     autograded = root / "autograded"
+    settings = Settings(timeout, sandboxed, memory_gib)
     if not merge_only:
+        _require_sandbox(sandboxed)
         with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
             tasks = find_submissions(root / "submitted", lab_ids)
             for number, name in enumerate(zips or []):
@@ -74,7 +87,7 @@ def run(
             if not tasks:
                 print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
                 return 0
-            grade_all(tasks, autograded, jobs or os.cpu_count() or 1, timeout, progress)
+            grade_all(tasks, autograded, jobs or os.cpu_count() or 1, settings, progress)
     everything = results.read_all(autograded)
     merged = results.merge(everything, root / "gradebook.db")
     print(table(everything))
@@ -83,6 +96,21 @@ def run(
     for result in errors:
         print(f"  ✘ {result.student} · {result.lab}: {result.error.splitlines()[0][:300]}")
     return 1 if errors else 0
+
+
+def _require_sandbox(sandboxed: bool) -> None:
+    from course.grading import sandbox
+
+    reason = sandbox.available()
+    if not sandboxed:
+        print(f"aviso: --no-sandbox: {sandbox.RISK}.", file=sys.stderr)
+    elif reason:
+        raise CourseError(
+            f"No califico sin aislar las entregas: {reason}. Instala bubblewrap"
+            f" («apt-get install bubblewrap») y comprueba el entorno con «python -m course"
+            f" doctor». Si confías en todas las entregas, --no-sandbox califica sin"
+            f" aislamiento ({sandbox.RISK})."
+        )
 
 
 def find_submissions(submitted: Path, lab_ids: list[str] | None = None) -> list[Task]:
@@ -185,7 +213,11 @@ def select_shard(tasks: list[Task], shard: str | None) -> list[Task]:
 
 
 def grade_all(
-    tasks: list[Task], autograded: Path, jobs: int, timeout: int | None, progress: bool = True
+    tasks: list[Task],
+    autograded: Path,
+    jobs: int,
+    settings: Settings | None = None,
+    progress: bool = True,
 ) -> list[results.Result]:
     """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega.
 
@@ -196,9 +228,10 @@ def grade_all(
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
-    done, broken = _pool_round(tasks, autograded, jobs, timeout, bar)
+    settings = settings or Settings()
+    done, broken = _pool_round(tasks, autograded, jobs, settings, bar)
     for task in broken:
-        again, still_broken = _pool_round([task], autograded, 1, timeout, bar)
+        again, still_broken = _pool_round([task], autograded, 1, settings, bar)
         done += again
         for lost in still_broken:
             result = results.Result(
@@ -211,10 +244,10 @@ def grade_all(
     return done
 
 
-def _pool_round(tasks, autograded, jobs, timeout, bar) -> tuple[list, list[Task]]:
+def _pool_round(tasks, autograded, jobs, settings, bar) -> tuple[list, list[Task]]:
     done, broken = [], []
     with ProcessPoolExecutor(max(1, min(jobs, len(tasks))), initializer=_init_worker) as pool:
-        futures = {pool.submit(grade_one, t, autograded, timeout): t for t in tasks}
+        futures = {pool.submit(grade_one, t, autograded, settings): t for t in tasks}
         for future in as_completed(futures):
             task = futures[future]
             try:
@@ -233,9 +266,10 @@ def _init_worker() -> None:
     import course.grading  # noqa: F401
 
 
-def grade_one(task: Task, autograded: Path, timeout: int | None = None) -> results.Result:
+def grade_one(task: Task, autograded: Path, settings: Settings | None = None) -> results.Result:
     """Califica una entrega; cualquier fallo queda en ``Result.error``, nunca se propaga."""
     from course import grading
+    from course.grading import sandbox
 
     start = time.perf_counter()
     result = results.Result(task.student, task.lab, graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
@@ -245,7 +279,12 @@ def grade_one(task: Task, autograded: Path, timeout: int | None = None) -> resul
             raise CourseError(task.problem)
         stamp = task.notebook.parent / "timestamp.txt"  # lo deja nbgrader collect
         result.timestamp = stamp.read_text().strip() if stamp.is_file() else ""
-        graded = grading.grade_notebook(task.notebook, labs.get(task.lab), timeout, keep=keep)
+        settings = settings or Settings()
+        limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
+        graded = grading.grade_notebook(
+            task.notebook, labs.get(task.lab), settings.timeout, keep=keep,
+            sandboxed=settings.sandboxed, limits=limits,
+        )  # fmt: skip
         result.cells = [
             {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
              "message": c.message}

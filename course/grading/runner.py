@@ -180,6 +180,8 @@ def grade_notebook(
     ``sandboxed=False`` el núcleo no se aísla (solo si bubblewrap no está disponible: el
     cuaderno podría leer las soluciones y escribir donde quiera).
     """
+    if sandboxed and sandbox.available():
+        raise CourseError(f"No se puede aislar el cuaderno: {sandbox.available()}.")
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
     source = nbformat.read(lab.source, 4)

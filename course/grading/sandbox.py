@@ -17,6 +17,7 @@ Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
   también los procesos que se separaron con ``start_new_session``.
 """
 
+import functools
 import os
 import shutil
 import subprocess
@@ -47,6 +48,7 @@ class Limits:
     scratch: int = 1 * GIB  # bytes del tmpfs de trabajo (/tmp del núcleo)
 
 
+@functools.cache
 def available() -> str:
     """``""`` si bubblewrap funciona aquí; si no, el motivo en español."""
     if shutil.which("bwrap") is None:
@@ -63,6 +65,13 @@ def available() -> str:
         reason = probe.stderr.decode(errors="replace").strip().splitlines()
         return f"bubblewrap no puede crear el aislamiento ({(reason or ['?'])[-1]})"
     return ""
+
+
+RISK = (
+    "sin aislamiento, el código de cada cuaderno se ejecuta con tus permisos: puede leer las"
+    " soluciones y las pruebas ocultas, cambiar notas de otros estudiantes, usar la red y"
+    " dejar procesos vivos"
+)
 
 
 def course_copy(lab: labs.Lab, target: Path) -> Path:
