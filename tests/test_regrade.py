@@ -40,7 +40,7 @@ MERGE_THEN_DIE = """
 import os, signal, sys
 from pathlib import Path
 from nbgrader.api import Gradebook
-from course import results
+from course.grading import results
 
 calls = 0
 find_grade = Gradebook.find_grade

@@ -53,6 +53,7 @@ class Settings:
     timeout: int | None = None  # segundos por celda; None: los de nbgrader_config.py
     sandboxed: bool = True  # núcleo dentro de bubblewrap (course.grading.sandbox)
     memory_gib: float = 4.0  # memoria de cada núcleo aislado
+    notebook_timeout: int | None = None  # segundos por cuaderno; None: 900
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,7 @@ def grade_one(task: Task, autograded: Path, settings: Settings | None = None) ->
         graded = grading.grade_notebook(
             task.notebook, labs.get(task.lab), settings.timeout, keep=keep,
             sandboxed=settings.sandboxed, limits=limits,
+            notebook_timeout=settings.notebook_timeout,
         )  # fmt: skip
         result.cells = [
             {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,

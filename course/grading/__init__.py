@@ -10,6 +10,8 @@ ejecuta código del estudiante en su propio proceso:
 - ``execute``: el paso de nbgrader que reparte cada celda entre núcleo y calificador;
 - ``runner``: calificar un cuaderno sobre un curso temporal;
 - ``results``: los resultados por entrega y su unión en ``gradebook.db``;
+- ``files``: zips y carpetas entregadas, leídos con límites y sin enlaces;
+- ``feedback``: la devolución sin pruebas ocultas, por cualquier camino que se genere;
 - ``integrity``: el informe estático para el instructor (una red de seguridad, no la
   defensa).
 """

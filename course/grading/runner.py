@@ -172,11 +172,13 @@ def grade_notebook(
     keep: Path | None = None,
     sandboxed: bool = True,
     limits: sandbox.Limits | None = None,
+    notebook_timeout: int | None = None,
 ) -> LabResult:
     """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
 
     ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``. Con ``keep``,
     el cuaderno calificado por nbgrader (con salidas) se copia a esa ruta. Con
+    ``notebook_timeout`` limita los segundos del cuaderno entero. Con
     ``sandboxed=False`` el núcleo no se aísla (solo si bubblewrap no está disponible: el
     cuaderno podría leer las soluciones y escribir donde quiera).
     """
@@ -196,6 +198,8 @@ def grade_notebook(
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
         trusted = _trusted_config(lab, source, submitted, Path(tmp), path.parent, sandboxed, limits)
+        if notebook_timeout is not None:
+            trusted.TrustedExecute.notebook_timeout = notebook_timeout
         with _quiet_stderr():
             result = _api(root, timeout, trusted).autograde(
                 lab.id, STUDENT, force=True, create=True
