@@ -388,22 +388,43 @@ def prepared_course(lab: Lab) -> Path:
 
     Generar cuesta unos 4 s (crear el libro de notas SQLite); la caché se invalida sola
     porque su nombre lleva la huella del cuaderno fuente, de la configuración y de nbgrader.
+    Antes de cada uso se comprueba la huella de su contenido (``MANIFEST``): si alguien la
+    cambió, se genera de nuevo. El núcleo del estudiante no la ve (``sandbox``).
     """
     digest = hashlib.sha256()
     for part in (lab.source.read_bytes(), (REPO / "nbgrader_config.py").read_bytes()):
         digest.update(part)
     digest.update(nbgrader.__version__.encode())
     target = cache_root() / "grading" / f"{lab.id}-{digest.hexdigest()[:16]}"
+    if target.exists() and not _intact(target):
+        shutil.rmtree(target, ignore_errors=True)
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f"{lab.id}-", dir=target.parent))
         with _quiet_stderr():
             generate(lab, staging)
+        (staging / MANIFEST).write_text(_tree_hash(staging))
         try:
             staging.rename(target)
         except OSError:  # otro proceso la preparó a la vez: vale la suya
             shutil.rmtree(staging)
     return target
+
+
+MANIFEST = "MANIFEST.sha256"
+
+
+def _tree_hash(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.name != MANIFEST:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _intact(folder: Path) -> bool:
+    manifest = folder / MANIFEST
+    return manifest.is_file() and manifest.read_text() == _tree_hash(folder)
 
 
 @contextlib.contextmanager
