@@ -46,9 +46,11 @@ def _device(t: Tensor) -> torch.device:
 def tensor(name: str, obj: object) -> None:
     """Exige un ``torch.Tensor`` de verdad: ni subclases ni objetos que lo imiten."""
     if type(obj) is not _TENSOR:
+        remote = getattr(type(obj), "type_name", None)  # un objeto del núcleo, al calificar
+        got = remote(obj) if remote else f"{type(obj).__module__}.{type(obj).__qualname__}"
         raise AssertionError(
-            f"`{name}`: se esperaba un torch.Tensor y se obtuvo {type(obj).__module__}."
-            f"{type(obj).__qualname__}. Devuelve el resultado de operaciones de PyTorch."
+            f"`{name}`: se esperaba un torch.Tensor y se obtuvo {got}."
+            " Devuelve el resultado de operaciones de PyTorch."
         )
 
 

@@ -290,9 +290,10 @@ def test_wrong_values_get_zero_with_reason(graded, exercise, reason):
 
 
 @pytest.mark.slow
-def test_importing_the_reference_scores_but_is_reported(graded):
+def test_importing_the_reference_fails_in_the_sandbox_and_is_reported(graded):
+    # El núcleo aislado no tiene la referencia del laboratorio que se califica.
     result = graded("valores")
-    expect(result, "ej4_causal", 14)
+    expect(result, "ej4_causal", 0, "causal_mask")
     assert any("importa course.reference.attention.causal_mask" in f for f in result.findings)
 
 
@@ -302,24 +303,24 @@ def test_megabytes_of_output_are_graded_normally(graded):
 
 
 # --- Parches sobre torch, numpy y course ---------------------------------------------------
-
-
-TAMPERED = "El cuaderno ha modificado"
+# Las pruebas se ejecutan en el proceso calificador: lo que el cuaderno parchee en su núcleo
+# no cambia ninguna comprobación. Una respuesta incorrecta sigue suspendiendo y una correcta
+# sigue puntuando, haya o no parches.
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("exercise", "got", "reason"),
     [
-        ("ej1_puntuaciones", 0, "valores difieren"),  # checks.close = ...: AttributeError
-        ("ej2_softmax", 14, ""),  # del checks.shape: bloqueado, el ejercicio correcto puntúa
-        ("ej3_relleno", 0, f"{TAMPERED} torch.Tensor.__eq__ \\(ahora __main__.<lambda>\\)"),
-        ("ej4_causal", 0, r"(?=.*torch\.allclose)(?=.*numpy\.allclose)(?=.*numpy\.abs \()"),
-        ("ej5_atencion", 0, f"{TAMPERED} .*torch.Tensor.__eq__"),  # correcto, tras parches
+        ("ej1_puntuaciones", 0, "valores difieren"),  # checks.close = ... en el núcleo
+        ("ej2_softmax", 14, ""),  # del checks.shape en el núcleo
+        ("ej3_relleno", 0, "invertida|valores difieren"),  # torch.Tensor.__eq__ parcheado
+        ("ej4_causal", 0, "traspuesta|valores difieren"),  # allclose y np.abs parcheados
+        ("ej5_atencion", 24, ""),  # correcto, después de los parches
     ],
     ids=["checks.close", "del_checks.shape", "Tensor.__eq__", "allclose+np.abs", "después"],
 )
-def test_monkeypatches_fail_every_later_check_naming_the_attribute(graded, exercise, got, reason):
+def test_monkeypatches_in_the_kernel_change_no_check(graded, exercise, got, reason):
     expect(graded("parches_bloqueados"), exercise, got, reason)
 
 
@@ -333,29 +334,25 @@ def test_blocked_monkeypatches_are_reported(graded):
 
 
 @pytest.mark.slow
-def test_monkeypatches_that_used_to_defeat_the_kernel_now_fail(graded):
+def test_monkeypatches_that_used_to_defeat_the_kernel_gain_nothing(graded):
     # F.softmax = softmax hacía que la prueba oculta comparase al estudiante consigo mismo,
     # vars(checks) esquivaba el bloqueo y parchear la referencia la igualaba a la respuesta
-    # incorrecta: ahora cada comprobación falla y nombra lo modificado; el informe lo señala.
+    # incorrecta: ahora la prueba y la referencia viven fuera del núcleo; el informe lo señala.
     result = graded("parches_que_burlan")
     findings = "\n".join(result.findings)
     assert "modifica F.softmax (módulo torch.nn.functional)" in findings
     assert "usa vars(checks)" in findings
-    expect(result, "ej2_softmax", 0, f"{TAMPERED} torch.nn.functional.softmax")
-    expect(result, "ej4_causal", 0, r"course\.checks\.close \(ahora __main__\.<lambda>\)")
-    expect(result, "ej5_atencion", 0, "course.reference.attention.scaled_dot_product_attention")
+    expect(result, "ej2_softmax", 0, "valores difieren")
+    expect(result, "ej4_causal", 0, "traspuesta|valores difieren")
+    expect(result, "ej5_atencion", 0, "valores difieren|√d_k")
 
 
 @pytest.mark.slow
-def test_a_patch_before_the_setup_cell_is_caught(graded):
+def test_a_patch_before_the_setup_cell_gains_nothing(graded):
+    # softmax incorrecta y F.softmax cambiada antes de la preparación: suspenden ej2 y ej5
+    # (que usa esa softmax); el resto, correcto, puntúa.
     result = graded("parche_antes_de_preparar")
-    assert points(result) == dict.fromkeys(FULL, 0)
-    expect(
-        result,
-        "ej1_puntuaciones",
-        0,
-        r"torch\.nn\.functional\.softmax \(__main__\.mi_softmax desde antes",
-    )
+    assert points(result) == FULL | {"ej2_softmax": 0, "ej5_atencion": 0}
 
 
 @pytest.mark.slow
@@ -377,10 +374,12 @@ def test_infinite_loop_costs_only_its_exercise(graded):
 
 
 @pytest.mark.slow
-def test_os_exit_keeps_earlier_grades_and_zeroes_the_rest(graded):
+def test_os_exit_costs_only_its_cell_and_what_depends_on_it(graded):
+    # El núcleo muere en la celda de ej4: se arranca otro, se repiten las celdas anteriores
+    # (salvo la del bucle) y la calificación sigue; ej5 usa la softmax perdida de ej2.
     result = graded("bucle_y_exit")
-    expect(result, "ej4_causal", 0, "núcleo de Python se cerró")
-    expect(result, "ej5_atencion", 0, "núcleo de Python se cerró")
+    expect(result, "ej4_causal", 0, "causal_mask")
+    expect(result, "ej5_atencion", 0, "softmax")
 
 
 # --- Cuadernos equivocados -----------------------------------------------------------------

@@ -87,7 +87,8 @@ class TrustedExecute(Execute):
     def _run_student(self, cell, resources, index) -> None:
         try:
             super().preprocess_cell(cell, resources, index)
-            self._replay.append(cell.source)
+            if not _interrupted(cell):  # lo que agotó su tiempo no se repite
+                self._replay.append(cell.source)
         except (CellTimeoutError, DeadKernelError) as error:
             dead = isinstance(error, DeadKernelError)
             self._restart()
@@ -103,21 +104,24 @@ class TrustedExecute(Execute):
     def _restart(self) -> None:
         run_sync(self._async_restart)()
 
-    async def _async_restart(self, replay: bool = True) -> None:
+    async def _async_restart(self) -> None:
         """Un núcleo nuevo con las celdas del estudiante que ya habían terminado.
 
-        Si una de ellas no termina esta vez, se deja un núcleo nuevo sin repetir nada.
+        Si una de ellas no termina esta vez, se quita de la lista y se empieza de nuevo.
         """
-        await ensure_async(self.km.restart_kernel(now=True))
-        await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
-        for source in self._replay if replay else []:
-            left = self._deadline - time.monotonic()
-            try:
+        while True:
+            await ensure_async(self.km.restart_kernel(now=True))
+            await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
+            for index, source in enumerate(self._replay):
+                left = self._deadline - time.monotonic()
                 if left <= 0:
-                    raise KernelLost
-                await self._execute(source, min(self.timeout, left), recover=False)
-            except KernelLost:
-                await self._async_restart(replay=False)
+                    return
+                try:
+                    await self._execute(source, min(self.timeout, left), recover=False)
+                except KernelLost:
+                    del self._replay[index]
+                    break
+            else:
                 return
 
     def _get_timeout(self, cell) -> int:
@@ -210,6 +214,13 @@ class TrustedExecute(Execute):
 
 
 _RESTARTED = "; se ha arrancado otro núcleo y se han repetido las celdas anteriores."
+
+
+def _interrupted(cell) -> bool:
+    return any(
+        output.output_type == "error" and output.ename in ("CellTimeoutError", "KeyboardInterrupt")
+        for output in cell.outputs
+    )
 
 
 def _grade_id(cell) -> str:

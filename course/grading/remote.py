@@ -135,6 +135,11 @@ class Remote:
     def __repr__(self) -> str:
         return "<objeto del cuaderno del estudiante>"
 
+    def type_name(self) -> str:
+        """``módulo.Clase`` del objeto en el núcleo, para los mensajes."""
+        mro = self._ask("type")
+        return ".".join(mro[0]) if mro and all(type(p) is str for p in mro[0]) else "?"
+
     def run_in_kernel(self, function: str, args: tuple, kwargs: dict) -> object:
         """Ejecuta ``módulo:función`` (una ayuda de ``course.probe``) en el núcleo."""
         channel = object.__getattribute__(self, "_channel")
