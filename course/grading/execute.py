@@ -51,6 +51,9 @@ class TrustedExecute(Execute):
     notebook_timeout = Integer(900, help="segundos para el cuaderno entero").tag(config=True)
     test_path = Unicode("", help="carpeta de trabajo de las pruebas").tag(config=True)
     sandboxed = Bool(True, help="núcleo dentro de bubblewrap").tag(config=True)
+    # Tras la respuesta del núcleo, espera a sus últimas salidas; con la máquina cargada y
+    # salidas grandes, los 4 s de nbclient se quedan cortos y la celda se perdería.
+    iopub_timeout = Integer(20).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -58,6 +61,9 @@ class TrustedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._deadline = time.monotonic() + self.notebook_timeout
+        self._output_bytes: dict[int, int] = {}
+        self._lost = False
+        self._output_cut: set[int] = set()
         self._replay: list[str] = []
         self._namespace: dict = {}
         exec(compile(self.setup_source, "<preparación>", "exec"), self._namespace)
@@ -72,12 +78,32 @@ class TrustedExecute(Execute):
         cell.outputs = []
         if time.monotonic() > self._deadline:
             cell.outputs = [_error("SinTiempo", self._no_time())]
+        elif self._lost:
+            cell.outputs = [_error("NucleoPerdido", LOST)]
         elif cell.metadata.get("nbgrader", {}).get("grade_id") in self.test_cells:
             self._run_test(cell)
         else:
             self._run_student(cell, resources, index)
+        if index in self._output_cut:
+            cell.outputs.append(_cut_note())
         _cap_outputs(cell)
         return cell, self.resources
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Cada salida del núcleo, mientras quepa en ``MAX_OUTPUT_BYTES`` (ya en memoria).
+
+        Así 800 MB de ``print`` no llegan a ocupar la memoria del calificador; lo que se
+        pasa del tope se descarta y ``_cap_outputs`` deja la nota al final de la celda.
+        """
+        content = msg.get("content", {})
+        data = content.get("data", {}) if isinstance(content.get("data"), dict) else {}
+        size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in data.values())
+        used = self._output_bytes.get(cell_index, 0)
+        self._output_bytes[cell_index] = used + size
+        if used + size > 2 * MAX_OUTPUT_BYTES and msg["msg_type"] != "error":
+            self._output_cut.add(cell_index)
+            return None
+        return super().output(outs, msg, display_id, cell_index)
 
     def _no_time(self) -> str:
         return f"se agotaron los {self.notebook_timeout} s del cuaderno; esta celda no se ejecutó"
@@ -102,7 +128,11 @@ class TrustedExecute(Execute):
             )
 
     def _restart(self) -> None:
-        run_sync(self._async_restart)()
+        """Otro núcleo; si ni siquiera arranca, las celdas siguientes no se ejecutan."""
+        try:
+            run_sync(self._async_restart)()
+        except Exception:  # noqa: BLE001 (sin núcleo, la calificación sigue sin él)
+            self._lost = True
 
     async def _async_restart(self) -> None:
         """Un núcleo nuevo con las celdas del estudiante que ya habían terminado.
@@ -162,6 +192,8 @@ class TrustedExecute(Execute):
             cell.outputs.append(_error(*error))
 
     def _ask_kernel(self, code: str) -> str:
+        if self._lost:
+            raise StudentError("NucleoPerdido", LOST)
         left = self._deadline - time.monotonic()
         if left <= 0:
             raise StudentError("SinTiempo", self._no_time())
@@ -210,9 +242,13 @@ class TrustedExecute(Execute):
                 if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status":
                     if msg["content"]["execution_state"] == "idle":
                         return
-        await self._async_restart()
+        try:
+            await self._async_restart()
+        except Exception:  # noqa: BLE001
+            self._lost = True
 
 
+LOST = "no se pudo arrancar otro núcleo después de un fallo; esta celda no se ejecutó"
 _RESTARTED = "; se ha arrancado otro núcleo y se han repetido las celdas anteriores."
 
 
@@ -221,6 +257,10 @@ def _interrupted(cell) -> bool:
         output.output_type == "error" and output.ename in ("CellTimeoutError", "KeyboardInterrupt")
         for output in cell.outputs
     )
+
+
+def _cut_note() -> nbformat.NotebookNode:
+    return nbformat.v4.new_output("stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES))
 
 
 def _grade_id(cell) -> str:
