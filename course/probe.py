@@ -117,3 +117,119 @@ def _detached(value):
     if isinstance(value, tuple | list):
         return type(value)(_detached(item) for item in value)
     return value
+
+
+# --- Laboratorio 6: identidad de objetos, llamadas anotadas y modelos de prueba ---
+
+
+def _follow(anchor, path: str):
+    for name in path.split("."):
+        anchor = getattr(anchor, name)
+    return anchor
+
+
+@remotable
+def same_object(anchor, first: str, second: str) -> bool:
+    """¿``anchor.<first>`` es el mismo objeto (``is``) que ``anchor.<second>``?
+
+    Las rutas son atributos separados por puntos: ``"generator.weight"``.
+    """
+    return _follow(anchor, first) is _follow(anchor, second)
+
+
+@remotable
+def parameter_ids(owner) -> list[int]:
+    """``id`` de cada parámetro de un ``nn.Module`` o de un optimizador (``param_groups``).
+
+    Solo sirven para compararse entre sí, con otra lista de esta ayuda en el mismo proceso.
+    """
+    if isinstance(owner, torch.optim.Optimizer):
+        return [id(p) for group in owner.param_groups for p in group["params"]]
+    return [id(p) for p in owner.parameters()]
+
+
+@remotable
+def recording_calls(function, *args, keyword: str = "on_step", **kwargs):
+    """``function(*args, **kwargs, keyword=anotador)``; el anotador guarda cada llamada.
+
+    Devuelve ``(resultado, llamadas)``: una tupla con los argumentos de cada llamada.
+    """
+    calls = []
+
+    def record(*arguments, **named):
+        calls.append((*arguments, *named.values()))
+
+    result = function(*args, **kwargs, **{keyword: record})
+    return _detached(result), _detached(calls)
+
+
+class CopyOracle(nn.Module):
+    """«Modelo» de mentira para probar una decodificación: copia el origen y después emite EOS.
+
+    ``encode`` devuelve el propio origen; ``decode``, en cada posición del destino, el
+    *one-hot* (B, T_q, V) del símbolo de origen de esa posición (``eos_idx`` tras el último),
+    que el generador (la identidad) deja como *logits*.
+    """
+
+    def __init__(self, vocab_size: int, eos_idx: int):
+        super().__init__()
+        self.vocab_size, self.eos_idx, self.generator = vocab_size, eos_idx, nn.Identity()
+
+    def encode(self, src, src_mask):
+        return src
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        following = torch.cat([memory, torch.full_like(memory[:, :1], self.eos_idx)], dim=1)
+        position = torch.arange(tgt.size(1)).clamp(max=memory.size(1))
+        return torch.nn.functional.one_hot(following[:, position], self.vocab_size).float(), None
+
+
+class ToySeq2Seq(nn.Module):
+    """Modelo de juguete con la interfaz del Transformer del laboratorio 6 (no es uno).
+
+    ``encode``: *embedding* del origen. ``decode``: una atención cruzada por posiciones
+    (consultas y claves = *embeddings* de posición, valores = ``memory``, con ``src_mask``)
+    más la media de los *embeddings* del destino que ``tgt_mask`` deja ver. Sin capas,
+    normas ni autoatención aprendida. Los pesos son normales de desviación ``scale`` y
+    dependen solo de ``seed``; cada llamada a ``decode`` anota el tamaño del lote en
+    ``decode_batches``.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 16,
+        max_len: int = 32,
+        seed: int = 0,
+        scale: float = 1.0,
+    ):
+        super().__init__()
+        self.src_embed = nn.Embedding(vocab_size, d_model)
+        self.tgt_embed = nn.Embedding(vocab_size, d_model)
+        self.position = nn.Embedding(max_len, d_model)
+        self.generator = nn.Linear(d_model, vocab_size)
+        self.decode_batches: list[int] = []
+        random = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for parameter in self.parameters():
+                parameter.copy_(torch.randn(parameter.shape, generator=random) * scale)
+
+    def encode(self, src, src_mask):
+        return self.src_embed(src)  # (B, T_k, D)
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        self.decode_batches.append(tgt.size(0))
+        T_q, T_k, D = tgt.size(1), memory.size(1), memory.size(2)
+        query = self.position(torch.arange(T_q, device=tgt.device))  # (T_q, D)
+        key = self.position(torch.arange(T_k, device=tgt.device))  # (T_k, D)
+        scores = (query @ key.T / D**0.5).expand(memory.size(0), T_q, T_k)
+        if src_mask is not None:
+            scores = scores.masked_fill(~src_mask, float("-inf"))
+        weights = scores.softmax(dim=-1)  # (B, T_q, T_k)
+        seen = tgt_mask.float() if tgt_mask is not None else torch.ones(T_q, T_q)
+        prefix = seen @ self.tgt_embed(tgt) / seen.sum(dim=-1, keepdim=True).clamp(min=1)
+        return weights @ memory + prefix + query, weights.unsqueeze(1)
+
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        out, _ = self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
+        return self.generator(out)  # (B, T_q, V)
