@@ -233,3 +233,96 @@ class ToySeq2Seq(nn.Module):
     def forward(self, src, tgt, src_mask, tgt_mask):
         out, _ = self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
         return self.generator(out)  # (B, T_q, V)
+
+
+# --- Laboratorio 5: identidad de varios objetos, parámetros a cero y capas de prueba ---
+
+
+@remotable
+def distinct(*objects) -> int:
+    """Cuántos objetos distintos (por identidad, ``is``) hay entre ``objects``."""
+    return len({id(obj) for obj in objects})
+
+
+@remotable
+def zero_parameters(module, *paths: str) -> None:
+    """Pone a cero, en su sitio, los parámetros de cada submódulo ``module.<ruta>``.
+
+    Las rutas son las de ``get_submodule``: ``"self_attn.w_o"``, ``"feed_forward.linear2"``.
+    """
+    with torch.no_grad():
+        for path in paths:
+            for parameter in module.get_submodule(path).parameters():
+                parameter.zero_()
+
+
+def _toy_mix(query, memory, mask):
+    """Media de ``memory`` con pesos softmax(query memoryᵀ/√D) que respetan ``mask``."""
+    scores = query @ memory.transpose(-2, -1) / query.size(-1) ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -1e9)  # finito: una fila sin nada visible no da NaN
+    return scores.softmax(dim=-1) @ memory
+
+
+class ToyEncoderLayer(nn.Module):
+    """Capa de mentira con la interfaz de una capa del codificador (no es una).
+
+    Sirve para probar una pila de capas sin depender de la capa del estudiante:
+    ``x + dropout(tanh(mix(media de las posiciones de norm1(x) que mask deja ver))))``.
+    Sin atención multicabeza ni *feed-forward*, y con la misma fórmula sea cual sea
+    ``norm_first``, que solo se guarda para que la pila lo lea. ``norm1.weight`` tiene
+    D elementos.
+    """
+
+    def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = False):
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm1 = nn.LayerNorm(d_model)
+        self.mix = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        h = self.norm1(x)  # (B, T, D)
+        return x + self.dropout(torch.tanh(self.mix(_toy_mix(h, h, mask))))
+
+
+class ToyDecoderLayer(nn.Module):
+    """Capa de mentira con la interfaz de una capa del decodificador (no es una).
+
+    Como :class:`ToyEncoderLayer` con ``tgt_mask``, más unos pesos «cruzados» por cabeza,
+    softmax((norm1(x) W_h) memoryᵀ/√D) con ``memory_mask``, cuya media de ``memory`` se
+    suma a la mezcla. Devuelve ``(salida (B, T_q, D), pesos (B, H, T_q, T_k))``.
+    """
+
+    def __init__(
+        self, d_model: int, num_heads: int, dropout: float = 0.0, norm_first: bool = False
+    ):
+        super().__init__()
+        self.norm_first, self.num_heads = norm_first, num_heads
+        self.norm1 = nn.LayerNorm(d_model)
+        self.query = nn.Linear(d_model, num_heads * d_model)
+        self.mix = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        h = self.norm1(x)  # (B, T_q, D)
+        B, T_q, D = h.shape
+        query = self.query(h).view(B, T_q, self.num_heads, D).transpose(1, 2)  # (B, H, T_q, D)
+        scores = query @ memory.unsqueeze(1).transpose(-2, -1) / D**0.5  # (B, H, T_q, T_k)
+        if memory_mask is not None:
+            scores = scores.masked_fill(~memory_mask.unsqueeze(-3), -1e9)
+        weights = scores.softmax(dim=-1)
+        cross = (weights @ memory.unsqueeze(1)).mean(dim=1)  # (B, T_q, D)
+        out = torch.tanh(self.mix(_toy_mix(h, h, tgt_mask) + cross))
+        return x + self.dropout(out), weights
+
+
+@remotable
+def state_shapes(module) -> dict | None:
+    """Nombre -> forma de cada tensor de ``module.state_dict()`` (``None`` si no es un ``nn.Module``).
+
+    Una sola petición al núcleo: sirve para ver si ``load_state_dict`` encajará antes de cargar.
+    """
+    if not isinstance(module, nn.Module):
+        return None
+    return {name: tuple(value.shape) for name, value in module.state_dict().items()}
