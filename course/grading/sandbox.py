@@ -17,12 +17,14 @@ Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
   también los procesos que se separaron con ``start_new_session``.
 """
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,12 +200,28 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     box = Any(None, help="el Box de esta entrega").tag(config=True)
 
+    async def _async_pre_start_kernel(self, **kw):
+        """Cada arranque, un archivo de conexión nuevo con un nombre que nadie conoce.
+
+        El núcleo anterior pudo cambiar el suyo o dejar en su lugar un enlace simbólico a
+        un archivo del calificador (``chown`` lo seguiría y jupyter_client lo reutilizaría
+        al reiniciar); ``os.unlink`` quita el enlace, no lo que señala.
+        """
+        if self._connection_file_written:
+            with contextlib.suppress(OSError):
+                os.unlink(self.connection_file)
+            self._connection_file_written = False
+            self.connection_file = str(
+                Path(self.connection_file).with_name(f"conexion-{uuid.uuid4().hex}.json")
+            )
+        return await super()._async_pre_start_kernel(**kw)
+
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         kernel = super().format_kernel_cmd(extra_arguments)
         # Una señal a bwrap lo mataría: la interrupción viaja como mensaje de control.
         self.kernel_spec.interrupt_mode = "message"
         if self.box.uid is not None:
-            os.chown(self.connection_file, self.box.uid, self.box.uid)
+            os.chown(self.connection_file, self.box.uid, self.box.uid, follow_symlinks=False)
         return self.box.command(kernel)
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
