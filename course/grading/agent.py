@@ -15,6 +15,7 @@ lo que recibe con la referencia, que el núcleo nunca ve.
 import base64
 import io
 import pickle
+from collections import OrderedDict
 
 import torch
 
@@ -32,7 +33,7 @@ def _encode(obj: object) -> object:
         return obj.detach().clone()
     if kind in (tuple, list):
         return kind(_encode(item) for item in obj)
-    if kind is dict and all(type(key) in (str, int) for key in obj):
+    if kind in (dict, OrderedDict) and all(type(key) in (str, int) for key in obj):
         return {key: _encode(value) for key, value in obj.items()}
     _objects[id(obj)] = obj
     return {"__handle__": id(obj)}

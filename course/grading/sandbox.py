@@ -153,8 +153,14 @@ class Box:
 
     def _environment(self) -> dict[str, str]:
         """Solo lo que el núcleo necesita del entorno: nada de secretos del calificador."""
+        # Un hilo por núcleo: con varias entregas a la vez, más hilos solo se estorban.
+        threads = {
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
         kept = {name: os.environ[name] for name in INHERITED if name in os.environ}
-        return kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
+        return threads | kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
 
     def _hidden(self) -> list[Path]:
         home = Path.home()
