@@ -84,7 +84,8 @@ def validate(path: Path, invert: bool = False) -> dict:
     """
     validator = Validator(config=nbgrader_config(REPO))
     validator.invert = invert
-    return validator.validate(str(path))
+    with _quiet_stderr():  # los avisos del núcleo (TCP sin cifrar) no llegan a la terminal
+        return validator.validate(str(path))
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
