@@ -169,7 +169,9 @@ class TrustedExecute(Execute):
         except SyntaxError as error:
             cell.outputs = [_error("SyntaxError", str(error))]
             return
-        except (StudentError, KernelLost) as error:
+        except Exception as error:  # noqa: BLE001 (cualquier respuesta del núcleo al traer un nombre)
+            # StudentError, KernelLost o la excepción integrada que el núcleo dice haber
+            # lanzado (``{"error": ["AssertionError", ""]}``): falla esta celda, no el cuaderno.
             cell.outputs = [_error(*_describe(error))]
             return
         stdout = io.StringIO()
