@@ -326,3 +326,44 @@ def state_shapes(module) -> dict | None:
     if not isinstance(module, nn.Module):
         return None
     return {name: tuple(value.shape) for name, value in module.state_dict().items()}
+
+
+# --- Laboratorio 2: subcapas de prueba y gradientes de los módulos pasados como argumento ---
+
+
+class Scale(nn.Module):
+    """Subcapa de mentira sin parámetros: ``factor * x`` (``Scale(0.0)`` devuelve ceros).
+
+    Sustituye a una ``lambda`` como subcapa de una prueba: al calificar, una ``lambda`` no
+    puede viajar al núcleo del estudiante y un módulo de ``course.probe`` sí.
+    """
+
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return self.factor * x
+
+
+@remotable
+def gradients_with_modules(function, *inputs, upstream=None, pick=None):
+    """Como :func:`gradients`, más los gradientes de cada ``nn.Module`` de ``inputs``.
+
+    Sirve cuando ``function`` recibe una subcapa (``residual(x, sublayer)``). Esos módulos
+    se copian antes (``copy.deepcopy``), así que los originales no cambian ni acumulan
+    gradientes. Devuelve ``(salida, gradientes de las entradas, gradientes de los
+    parámetros de function, módulos)``, donde ``módulos`` tiene, por cada entrada, un
+    diccionario nombre -> gradiente si es un ``nn.Module`` y ``None`` si no.
+    """
+    import copy
+
+    copies = [copy.deepcopy(arg) if isinstance(arg, nn.Module) else arg for arg in inputs]
+    output, input_grads, parameter_grads = gradients(
+        function, *copies, upstream=upstream, pick=pick
+    )
+    modules = [
+        {name: p.grad for name, p in arg.named_parameters()} if isinstance(arg, nn.Module) else None
+        for arg in copies
+    ]
+    return output, input_grads, parameter_grads, modules
