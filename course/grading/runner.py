@@ -257,6 +257,10 @@ def _trusted_config(
     )
     if lab.outputs is not None and (submitted / lab.outputs).is_dir():
         box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
+    for path in _tokenizers():  # reentrenar el BPE costaría segundos en cada entrega
+        box.readable[sandbox.Box.WORK / ".cache" / "transformer-es" / "tokenizers" / path.name] = (
+            path
+        )
     data = _multi30k()
     if data is not None:
         box.readable[data] = data
@@ -269,6 +273,12 @@ def _trusted_config(
 
 
 SANDBOX_UID = 200_000  # como root, el núcleo corre con un uid sin privilegios desde aquí
+
+
+def _tokenizers() -> list[Path]:
+    """Los tokenizadores ya entrenados de la caché: el núcleo los lee y no los reentrena."""
+    folder = cache_root() / "tokenizers"
+    return sorted(p for p in folder.glob("*.json") if p.is_file() and not p.is_symlink())
 
 
 def _multi30k() -> Path | None:
