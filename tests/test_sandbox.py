@@ -1,0 +1,156 @@
+"""El aislamiento del núcleo (``course.grading.sandbox``), probado desde dentro.
+
+Cada prueba ejecuta un pequeño programa hostil con la misma orden bwrap que recibe el
+núcleo de una entrega y comprueba lo que no debe poder hacer. Las de la orden ``grade``
+y ``check`` sin bubblewrap sustituyen ``sandbox.available`` por un motivo falso.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course import labs
+from course.commands import check, grade
+from course.grading import sandbox
+from course.labs import CourseError
+from course.paths import cache_root
+
+needs_bwrap = pytest.mark.skipif(
+    bool(sandbox.available()), reason=f"sin aislamiento aquí: {sandbox.available()}"
+)
+
+
+def _box(tmp_path: Path, lab_id: str = "01_atencion") -> sandbox.Box:
+    lab = labs.get(lab_id)
+    runtime = tmp_path / "nucleo"
+    runtime.mkdir()
+    uid = 200_000 + os.getpid() % 100_000 if os.geteuid() == 0 else None
+    if uid is not None:
+        os.chown(runtime, uid, uid)
+    package = sandbox.course_copy(lab, tmp_path / "course")
+    return sandbox.Box(lab=lab, runtime=runtime, package=package, hidden=(tmp_path,), uid=uid)
+
+
+def _inside(box: sandbox.Box, code: str) -> subprocess.CompletedProcess:
+    program = [sys.executable, "-c", textwrap.dedent(code)]
+    return subprocess.run(box.command(program), capture_output=True, text=True, timeout=120)
+
+
+def test_the_course_copy_has_no_answers_for_the_lab_nor_later(tmp_path):
+    copy = sandbox.course_copy(labs.get("04_multicabeza"), tmp_path)
+    references = {p.stem for p in (copy / "reference").glob("*.py")}
+    assert {"attention", "normalization", "positional"} <= references
+    assert not references & {"multihead", "layers", "model", "training", "translation"}
+    assert sorted(p.name for p in (copy / "grading").iterdir()) == ["__init__.py", "agent.py"]
+
+
+def test_the_command_hides_the_repository_the_cache_and_home(tmp_path):
+    words = _box(tmp_path).command(["python"])
+    hidden = {words[i + 1] for i, word in enumerate(words) if word == "--tmpfs"}
+    for path in (labs.REPO, cache_root(), Path.home(), tmp_path):
+        if path.exists():
+            assert str(path.resolve()) in hidden
+    for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--clearenv"):
+        assert flag in words
+
+
+@pytest.fixture
+def home_secret(monkeypatch):
+    """Un $HOME legible por cualquiera con un archivo del profesor: solo el aislamiento lo
+    oculta (el de root, 0700, ya lo protegerían los permisos)."""
+    home = Path(f"/var/tmp/curso-home-{os.getpid()}")
+    home.mkdir(mode=0o755)
+    secret = home / "secreto.txt"
+    secret.write_text("clave")
+    secret.chmod(0o644)
+    monkeypatch.setenv("HOME", str(home))
+    yield secret
+    shutil.rmtree(home)
+
+
+@needs_bwrap
+def test_the_kernel_sees_no_answers_no_network_and_a_read_only_system(tmp_path, home_secret):
+    done = _inside(
+        _box(tmp_path),
+        f"""
+        import importlib, os, socket
+        def fails(action):
+            try:
+                action()
+            except Exception:
+                return True
+            return False
+        repo = {str(labs.REPO)!r}
+        print("fuente", fails(lambda: open(repo + "/source/01_atencion/01_atencion.ipynb").read()))
+        print("cache", fails(lambda: os.listdir({str(cache_root())!r} + "/grading")) or not os.listdir({str(cache_root())!r}))
+        print("home", fails(lambda: open({str(home_secret)!r}).read()))
+        print("referencia", fails(lambda: importlib.import_module("course.reference.attention")))
+        print("red", fails(lambda: socket.create_connection(("1.1.1.1", 80), timeout=2)))
+        print("raiz", fails(lambda: open("/escrito-por-el-nucleo", "w")))
+        print("curso", fails(lambda: open(repo + "/course/checks.py", "a")))
+        open("propio.txt", "w").write("ok")
+        print("trabajo", open("propio.txt").read() == "ok")
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = dict(line.split() for line in done.stdout.splitlines())
+    assert answers == dict.fromkeys(
+        ("fuente", "cache", "home", "referencia", "red", "raiz", "curso", "trabajo"), "True"
+    )
+
+
+@needs_bwrap
+def test_earlier_labs_reference_stays_importable(tmp_path):
+    done = _inside(_box(tmp_path, "02_normalizacion"), "import course.reference.attention")
+    assert done.returncode == 0, done.stderr
+
+
+@needs_bwrap
+def test_a_detached_process_dies_with_the_sandbox(tmp_path):
+    marker = f"marca-aislamiento-{os.getpid()}"
+    done = _inside(
+        _box(tmp_path),
+        f"""
+        import subprocess
+        subprocess.Popen(["sleep", "300", {marker!r}], start_new_session=True)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    alive = [
+        p for p in Path("/proc").iterdir()
+        if p.name.isdigit() and marker in _cmdline(p)
+    ]  # fmt: skip
+    assert not alive
+
+
+def _cmdline(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_grade_refuses_without_sandbox_and_names_the_flag(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "available", lambda: "no está instalado bubblewrap (bwrap)")
+    with pytest.raises(CourseError, match="--no-sandbox"):
+        grade.run(root=tmp_path, progress=False)
+
+
+def test_check_without_sandbox_warns_once_in_spanish(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "available", lambda: "no está instalado bubblewrap (bwrap)")
+    seen = {}
+
+    def fake(path, lab, sandboxed=True):
+        seen["sandboxed"] = sandboxed
+        return check.grading.LabResult(labs.get("01_atencion"))
+
+    monkeypatch.setattr(check.grading, "grade_notebook", fake)
+    assert check.run(str(labs.get("01_atencion").release), None) == 0
+    err = capsys.readouterr().err
+    assert err.count("aviso: califico sin aislamiento") == 1
+    assert seen == {"sandboxed": False}
