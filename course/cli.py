@@ -19,7 +19,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_SpanishHelp,
         add_help=False,
     )
-    parser.add_argument("-h", "--ayuda", action="help", help="muestra esta ayuda y termina")
+    parser.add_argument(
+        "-h", "--help", "--ayuda", action="help", help="muestra esta ayuda y termina"
+    )
     parser._optionals.title = "opciones"
     commands = parser.add_subparsers(dest="command", title="órdenes", metavar="ORDEN")
 
@@ -118,7 +120,9 @@ def _command(commands, name: str, text: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         name, help=text, description=text, formatter_class=_SpanishHelp, add_help=False
     )
-    parser.add_argument("-h", "--ayuda", action="help", help="muestra esta ayuda y termina")
+    parser.add_argument(
+        "-h", "--help", "--ayuda", action="help", help="muestra esta ayuda y termina"
+    )
     parser._positionals.title = "argumentos"
     parser._optionals.title = "opciones"
     return parser

@@ -14,12 +14,15 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_help_is_spanish(capsys):
+@pytest.mark.parametrize("flag", ["-h", "--help", "--ayuda"])
+@pytest.mark.parametrize("command", [[], ["build"], ["check"], ["grade"], ["train"]])
+def test_help_is_spanish(command, flag, capsys):
     with pytest.raises(SystemExit) as exit_:
-        cli.main(["--ayuda"])
+        cli.main([*command, flag])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("uso: ") and "órdenes" in out and "check" in out
+    assert out.startswith("uso: ") and "opciones" in out
+    assert bool(command) or ("órdenes" in out and "check" in out)
 
 
 def test_no_command_prints_help_and_fails(capsys):
