@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from leaks import secret_lines
 
 from course import cli, labs
 from course.commands import bundle, doctor, export, feedback, grade, jupyter_es
@@ -229,9 +230,11 @@ def test_bundle_through_a_later_lab_keeps_earlier_reference_and_no_answers(tmp_p
     for module in through.reference:
         assert f"transformer-es/course/reference/{module}.py" not in names
     # Los cuadernos son los de estudiante: ninguna línea de solución ni de prueba oculta.
-    secret = set()
-    for lab in labs.available():
-        secret |= _region_lines(lab.source, "SOLUTION") | _region_lines(lab.source, "HIDDEN TESTS")
+    # Secreta: la que solo aparece dentro de soluciones o pruebas ocultas, en cualquier
+    # laboratorio (``from course import probe`` es pública en las pruebas visibles).
+    secret = secret_lines(
+        cell.source for lab in labs.available() for cell in nbformat.read(lab.source, 4).cells
+    )
     for name in names:
         if name.endswith(".ipynb"):
             notebook = nbformat.reads(archive.read(name).decode(), 4)

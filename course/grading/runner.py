@@ -61,7 +61,8 @@ def _api(root: Path, timeout: int | None = None, trusted: Config | None = None) 
 
 def _run(result: dict, what: str) -> None:
     if not result["success"]:
-        raise CourseError(f"nbgrader falló al {what}:\n{result.get('error') or result.get('log')}")
+        detail = result.get("log") or result.get("error") or ""  # el registro dice el porqué
+        raise CourseError(f"nbgrader falló al {what}:\n{detail[-3000:]}")
 
 
 def generate(lab: Lab, root: Path) -> Path:
@@ -189,7 +190,10 @@ def grade_notebook(
     lab = lab or identify(notebook)
     source = nbformat.read(lab.source, 4)
     findings = integrity.scan(notebook, grade_ids(source), original=source)
-    with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="course-check-") as tmp,
+        tempfile.TemporaryDirectory(prefix="nucleo-", dir=_socket_parent()) as runtime,
+    ):
         root = Path(tmp) / "curso"
         shutil.copytree(prepared_course(lab), root)
         submitted = root / "submitted" / STUDENT / lab.id
@@ -198,7 +202,9 @@ def grade_notebook(
         cleaned = _with_missing_cells(_known_ids_once(notebook, release), release)
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
-        trusted = _trusted_config(lab, source, submitted, Path(tmp), path.parent, sandboxed, limits)
+        trusted = _trusted_config(
+            lab, source, submitted, Path(tmp), Path(runtime), path.parent, sandboxed, limits
+        )
         if notebook_timeout is not None:
             trusted.TrustedExecute.notebook_timeout = notebook_timeout
         with _quiet_stderr():
@@ -221,6 +227,7 @@ def _trusted_config(
     source: nbformat.NotebookNode,
     submitted: Path,
     tmp: Path,
+    runtime: Path,
     origin: Path,
     sandboxed: bool,
     limits: sandbox.Limits | None,
@@ -242,8 +249,6 @@ def _trusted_config(
     config.TrustedExecute.sandboxed = sandboxed
     if not sandboxed:
         return config
-    runtime = tmp / "nucleo"
-    runtime.mkdir()
     uid = SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
     if uid is not None:
         os.chown(runtime, uid, uid)
@@ -270,6 +275,11 @@ def _trusted_config(
     config.SandboxedKernelManager.ip = str(runtime / "zmq")
     config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
     return config
+
+
+def _socket_parent() -> str | None:
+    """Una carpeta de ruta corta para los sockets IPC (un socket admite 108 bytes de ruta)."""
+    return "/tmp" if os.access("/tmp", os.W_OK) else None
 
 
 SANDBOX_UID = 200_000  # como root, el núcleo corre con un uid sin privilegios desde aquí
