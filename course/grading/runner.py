@@ -485,5 +485,5 @@ def _collect(root: Path, lab: Lab) -> LabResult:
 def _error_message(cell: nbformat.NotebookNode) -> str:
     for output in cell.get("outputs", []):
         if output.output_type == "error":
-            return f"{output.ename}: {output.evalue}".strip()
+            return f"{output.ename}: {output.evalue}" if output.evalue else output.ename
     return ""
