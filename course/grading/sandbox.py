@@ -171,7 +171,7 @@ class Box:
     def _needed(self) -> list[Path]:
         """Lo que el núcleo necesita y puede estar dentro de una carpeta oculta: Python."""
         found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
-        hidden = self._hidden()
+        hidden = [*self._hidden(), Path("/tmp")]  # un entorno virtual en /tmp (CI) también
         return [p.resolve() for p in found if any(p.resolve().is_relative_to(h) for h in hidden)]
 
 
