@@ -154,3 +154,12 @@ def test_check_without_sandbox_warns_once_in_spanish(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err
     assert err.count("aviso: califico sin aislamiento") == 1
     assert seen == {"sandboxed": False}
+
+
+def test_a_virtual_environment_under_tmp_is_mounted_for_the_kernel(tmp_path, monkeypatch):
+    # En CI el entorno virtual vive en /tmp, que el núcleo ve como un tmpfs vacío.
+    venv = Path("/tmp/entorno-de-prueba/venv")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    words = _box(tmp_path).command(["python"])
+    mounted = [words[i + 1] for i, word in enumerate(words) if word == "--ro-bind"]
+    assert str(venv) in mounted
