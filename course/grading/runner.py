@@ -356,7 +356,7 @@ def _replacement(original: nbformat.NotebookNode, notebook: nbformat.NotebookNod
     """La celda publicada, sin respuesta, en lugar de una celda cuyo tipo cambió."""
     restored = copy.deepcopy(original)
     restored.pop("id", None)
-    if notebook.get("nbformat_minor", 0) >= 5:
+    if notebook.get("nbformat_minor", 0) >= 5:  # ids de celda desde nbformat 4.5
         restored["id"] = uuid.uuid4().hex[:12]
     meta = restored.metadata["nbgrader"]
     if meta.get("solution") and not meta.get("grade") and original.cell_type == "code":
@@ -390,14 +390,8 @@ def _with_missing_cells(
             continue
         ids = [_grade_id(c) for c in notebook.cells]
         if grade_id not in ids:
-            restored = copy.deepcopy(cell)
-            restored.pop("id", None)
-            if notebook.get("nbformat_minor", 0) >= 5:  # ids de celda desde nbformat 4.5
-                restored["id"] = uuid.uuid4().hex[:12]
-            meta = restored.metadata["nbgrader"]
-            if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
-                restored.source = MISSING
-            elif cell.cell_type == "code":
+            restored = _replacement(cell, notebook)
+            if cell.cell_type == "code" and restored.source != MISSING:
                 restored.source = MISSING + restored.source
             notebook.cells.insert(ids.index(anchor) + 1 if anchor in ids else 0, restored)
         anchor = grade_id
