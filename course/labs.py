@@ -55,13 +55,14 @@ class CourseError(Exception):
 
 
 def available() -> list[Lab]:
-    """Laboratorios cuyo cuaderno fuente existe, en orden."""
-    return [lab for lab in LABS.values() if lab.source.exists()]
+    """Laboratorios presentes, en orden: con cuaderno fuente (el repositorio del curso) o
+    solo con el de estudiante (el paquete del estudiante, que no lleva ``source/``)."""
+    return [lab for lab in LABS.values() if lab.source.exists() or lab.release.exists()]
 
 
 def get(lab_id: str) -> Lab:
     lab = LABS.get(lab_id)
-    if lab is None or not lab.source.exists():
+    if lab is None or lab not in available():
         known = ", ".join(lab.id for lab in available())
         raise CourseError(
             f"Laboratorio desconocido: «{lab_id}». Laboratorios disponibles: {known}."

@@ -1,12 +1,20 @@
 """``python -m course bundle --through LAB``: un zip para los estudiantes.
 
-Contiene, dentro de la carpeta ``transformer-es/``: los cuadernos de ``release/`` de los
+Contiene, dentro de la carpeta ``transformer-es/``: los cuadernos de estudiante de los
 laboratorios hasta LAB incluido, el paquete ``course`` sin los módulos de referencia de
 LAB y de los siguientes (los anteriores se quedan, para que el laboratorio N+1 pueda
 apoyarse en un laboratorio N que funciona), ``requirements.txt``, ``pyproject.toml`` y
 un README corto en español. Nada de ``source/``, pruebas ni libro de notas.
+
+Los cuadernos se generan de nuevo desde ``source/`` (como ``python -m course build``),
+no se copian de ``release/``: si alguien probó un laboratorio en ``release/``, sus
+respuestas no llegan al zip. Si ``release/`` no coincide con lo generado, se avisa.
 """
 
+import fnmatch
+import json
+import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -14,9 +22,12 @@ from course import labs
 
 # Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
 INSTRUCTOR_ONLY = {
-    "grading", "commands/build.py", "commands/check.py",
-    "commands/grade.py", "commands/feedback.py", "commands/export.py", "commands/bundle.py",
+    "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
+    "commands/export.py", "commands/bundle.py",
 }  # fmt: skip
+# Catálogo de errores típicos (course.mistakes): el código de un mutante vale tanto como la
+# respuesta. Van solo el paquete y las huellas de salidas equivocadas.
+MISTAKES_KEPT = ("mistakes/__init__.py", "mistakes/fingerprints/*.json")
 # Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
 LAB_ONLY = {
     "07_multi30k": ("data", "decoding.py", "incremental.py", "train.py", "commands/train.py")
@@ -35,9 +46,18 @@ python -m course doctor          # comprueba que todo está en orden
 Sin GPU, instala antes la rueda de PyTorch para CPU (ocupa mucho menos):
 `pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu`.
 
-Para trabajar: `jupyter lab release/{first}/{first}.ipynb`. Rellena las celdas con
-`# TU CÓDIGO AQUÍ` y ejecuta la celda de pruebas que sigue a cada ejercicio (o el botón
-*Validate*). Tu profesor califica la entrega con pruebas ocultas y te devuelve un informe.
+Para trabajar, haz tu copia del laboratorio y ábrela (no trabajes en `release/`, que es
+el original):
+
+```bash
+python -m course empezar {first}   # copia release/{first}/ a trabajo/{first}/
+jupyter lab trabajo/{first}/{first}.ipynb
+```
+
+Rellena las celdas con `# TU CÓDIGO AQUÍ` y ejecuta la celda de pruebas que sigue a cada
+ejercicio (o el botón *Validate*). `python -m course check trabajo/{first}/{first}.ipynb`
+pasa todas las pruebas visibles de una vez. Tu profesor califica la entrega con las
+pruebas ocultas, que no van en este paquete, y te devuelve un informe.
 
 Laboratorios incluidos:
 
@@ -45,25 +65,27 @@ Laboratorios incluidos:
 """
 
 
-def contents(through: str) -> dict[str, Path]:
-    """Nombre dentro del zip -> archivo del repositorio."""
+def contents(through: str, release: Path = labs.RELEASE) -> dict[str, Path]:
+    """Nombre dentro del zip -> archivo; los cuadernos de estudiante salen de ``release``."""
     last = labs.get(through)
     order = list(labs.LABS)
     later = order[order.index(last.id) :]
     excluded = {module for lab_id in later for module in labs.LABS[lab_id].reference}
     files = {}
     for lab_id in order[: order.index(last.id) + 1]:
-        folder = labs.RELEASE / lab_id
+        folder = release / lab_id
         for path in sorted(folder.rglob("*")) if folder.exists() else []:
             if path.is_file() and ".ipynb_checkpoints" not in path.parts:
-                files[str(path.relative_to(labs.REPO))] = path
+                files[f"release/{path.relative_to(release).as_posix()}"] = path
     included = set(order[: order.index(last.id) + 1])
     skipped = INSTRUCTOR_ONLY | {
         m for lab_id, ms in LAB_ONLY.items() if lab_id not in included for m in ms
     }
-    for path in sorted((labs.REPO / "course").rglob("*.py")):
+    for path in sorted((labs.REPO / "course").rglob("*")):
         relative = path.relative_to(labs.REPO)
         inside = relative.relative_to("course").as_posix()
+        if not _for_students(inside) or "__pycache__" in relative.parts:
+            continue
         if relative.parts[1] == "reference" and path.stem in excluded:
             continue
         if inside in skipped or any(inside.startswith(f"{m}/") for m in skipped):
@@ -72,6 +94,34 @@ def contents(through: str) -> dict[str, Path]:
     for name in ("requirements.txt", "pyproject.toml"):
         files[name] = labs.REPO / name
     return files
+
+
+def _for_students(inside: str) -> bool:
+    """¿Va ``course/<inside>`` al zip? Los módulos, salvo los catálogos de errores."""
+    if inside.startswith("mistakes/"):
+        return any(fnmatch.fnmatch(inside, pattern) for pattern in MISTAKES_KEPT)
+    return inside.endswith(".py")
+
+
+def fresh_release(through: str, root: Path) -> Path:
+    """Genera en ``root/release`` los cuadernos de estudiante hasta ``through`` desde
+    ``source/``; avisa de cada ``release/`` del repositorio que no coincide."""
+    from course import grading
+
+    order = list(labs.LABS)
+    for lab in [lab for lab in labs.available() if order.index(lab.id) <= order.index(through)]:
+        print(f"Genero {lab.id} desde source/…", file=sys.stderr)
+        built = grading.generate(lab, root)
+        if not lab.release.exists() or json.loads(built.read_text()) != json.loads(
+            lab.release.read_text()
+        ):
+            print(
+                f"aviso: release/{lab.id} no coincide con source/ (¿alguien trabajó ahí?);"
+                f" el zip lleva la versión recién generada. «python -m course build {lab.id}»"
+                " regenera release/.",
+                file=sys.stderr,
+            )
+    return root / "release"
 
 
 def readme(through: str) -> str:
@@ -90,11 +140,12 @@ def run(through: str, output: str | None = None) -> int:
     lab = labs.get(through)
     target = Path(output) if output else labs.REPO / "dist" / f"transformer-es-hasta-{lab.id}.zip"
     target.parent.mkdir(parents=True, exist_ok=True)
-    files = contents(lab.id)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, path in files.items():
-            archive.write(path, f"transformer-es/{name}")
-        archive.writestr("transformer-es/README.md", readme(lab.id))
+    with tempfile.TemporaryDirectory(prefix="course-bundle-") as folder:
+        files = contents(lab.id, fresh_release(lab.id, Path(folder)))
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, path in files.items():
+                archive.write(path, f"transformer-es/{name}")
+            archive.writestr("transformer-es/README.md", readme(lab.id))
     notebooks = sum(name.endswith(".ipynb") for name in files)
     print(f"{target}: {notebooks} cuadernos, {len(files) + 1} archivos.")
     return 0

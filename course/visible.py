@@ -1,0 +1,116 @@
+"""Pruebas visibles de un cuaderno, sin nbgrader: ``check`` en el paquete del estudiante.
+
+El paquete del estudiante no lleva las pruebas ocultas ni el calificador. ``check`` ejecuta
+entonces una copia del cuaderno de arriba abajo, como «Ejecutar todo» en JupyterLab, y
+dice qué pruebas visibles (celdas ``*_prueba``) pasan. Las ocultas las pasa el profesor
+al calificar la entrega.
+"""
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+from course import labs
+from course.labs import CourseError
+from course.text import student_message
+
+VISIBLE = "_prueba"
+CELL_TIMEOUT_S = 600
+
+
+def run(path: Path, lab_id: str | None = None) -> int:
+    notebook = read(path)
+    lab = labs.get(lab_id) if lab_id else identify(notebook)
+    print(f"Ejecuto una copia de {path.name} (el archivo no cambia)…", file=sys.stderr)
+    print(report(lab, execute(notebook, path.parent)))
+    return 0
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    if not path.is_file() or path.suffix != ".ipynb":
+        raise CourseError(f"«{path}» no es un cuaderno (.ipynb) que exista. Revisa la ruta.")
+    try:
+        notebook = nbformat.read(path, as_version=4)
+        nbformat.validate(notebook)
+    except (ValueError, TypeError, AttributeError, KeyError, nbformat.ValidationError):
+        raise CourseError(
+            f"«{path}» no es un cuaderno válido (JSON dañado o incompleto). Recupera una"
+            " versión anterior (Archivo > Revertir a punto de control)."
+        ) from None
+    return notebook
+
+
+def _grade_ids(notebook: nbformat.NotebookNode) -> set[str]:
+    return {
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in notebook.cells
+        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    }
+
+
+def identify(notebook: nbformat.NotebookNode) -> labs.Lab:
+    """El laboratorio cuyo cuaderno de estudiante comparte más celdas calificadas."""
+    ids = _grade_ids(notebook)
+    scored = [
+        (len(ids & _grade_ids(nbformat.read(lab.release, 4))), lab)
+        for lab in labs.available()
+        if lab.release.exists()
+    ]
+    best, lab = max(scored, key=lambda pair: pair[0], default=(0, None))
+    if best == 0:
+        raise CourseError(
+            "No se reconoce el laboratorio de este cuaderno: no tiene ninguna celda calificada"
+            " del curso. Indica cuál es con --lab (p. ej. --lab 01_atencion)."
+        )
+    return lab
+
+
+def execute(notebook: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
+    """Ejecuta ``notebook`` (una copia en memoria) en un núcleo nuevo, desde ``folder``."""
+    from nbclient import NotebookClient
+
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(folder)}},
+    )
+    return client.execute()
+
+
+def _error(cell: nbformat.NotebookNode) -> str | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output.get("evalue") or output.get("ename", "error")
+    return None
+
+
+def report(lab: labs.Lab, notebook: nbformat.NotebookNode) -> str:
+    """Una línea por prueba visible y, al final, qué queda para la calificación."""
+    lines = [f"Laboratorio {lab.id} · {lab.title} · pruebas visibles", ""]
+    passed = total = hidden = manual = 0
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not meta.get("grade"):
+            continue
+        points = meta.get("points", 0)
+        if cell.cell_type != "code":
+            manual += points
+        elif not meta["grade_id"].endswith(VISIBLE):
+            hidden += points
+        else:
+            total += points
+            error = _error(cell)
+            passed += 0 if error else points
+            mark = f"✘ {meta['grade_id']:<28} {student_message(error)}" if error else None
+            lines.append(mark or f"✔ {meta['grade_id']}")
+    lines += [
+        "",
+        f"Pruebas visibles superadas: {passed:g} / {total:g} puntos.",
+        f"Las pruebas ocultas ({hidden:g} puntos) no van en el paquete del estudiante: las"
+        " pasa tu profesor al calificar la entrega.",
+        f"Preguntas abiertas: {manual:g} puntos, de corrección manual.",
+    ]
+    return "\n".join(lines)
