@@ -1,40 +1,31 @@
-"""Línea de órdenes del curso (argparse, ayuda en español)."""
+"""Línea de órdenes del curso, en español (``course.argparse_es``).
 
-import argparse
+Cada orden llama a una función de ``course/commands/<orden>.py``. Una orden cuyo módulo no
+está (el paquete del estudiante no lleva las del profesor) no se ofrece.
+"""
+
 import importlib
+import importlib.util
 import sys
 
+from course.argparse_es import ArgumentParser
 from course.labs import CourseError
 
 
-class _SpanishHelp(argparse.HelpFormatter):
-    def add_usage(self, usage, actions, groups, prefix=None):
-        return super().add_usage(usage, actions, groups, "uso: " if prefix is None else prefix)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m course",
-        description="Herramientas del curso del Transformer.",
-        formatter_class=_SpanishHelp,
-        add_help=False,
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="python -m course", description="Herramientas del curso del Transformer."
     )
-    parser.add_argument(
-        "-h", "--help", "--ayuda", action="help", help="muestra esta ayuda y termina"
-    )
-    parser._optionals.title = "opciones"
     commands = parser.add_subparsers(dest="command", title="órdenes", metavar="ORDEN")
-
+    start = _command(commands, "empezar", "copia un laboratorio a trabajo/ para hacerlo ahí")
+    start.add_argument("lab", help="el laboratorio (p. ej. 01_atencion)")
+    check = _command(commands, "check", CHECK_HELP[_present("grading")])
+    check.add_argument("notebook", help="ruta del cuaderno .ipynb")
+    check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
     build = _command(commands, "build", "regenera release/ desde source/ y lo valida")
     build.add_argument(
         "lab", nargs="?", help="un laboratorio (p. ej. 01_atencion); todos si se omite"
     )
-
-    check = _command(
-        commands, "check", "califica tu cuaderno con las pruebas ocultas, sin modificarlo"
-    )
-    check.add_argument("notebook", help="ruta del cuaderno .ipynb")
-    check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
     _workflow_commands(commands)
 
     train = _command(
@@ -56,7 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-WORKFLOW = ("grade", "feedback", "export", "bundle", "doctor", "jupyter-es")
+CHECK_HELP = {
+    True: "califica tu cuaderno con las pruebas ocultas, sin modificarlo",
+    False: "ejecuta las pruebas visibles de tu cuaderno (las ocultas, al calificar)",
+}
+
+
+def _present(module: str) -> bool:
+    """¿Trae este paquete ``course.<module>``? (el del estudiante no lleva las del profesor)"""
+    return importlib.util.find_spec(f"course.{module}") is not None
 
 
 def _workflow_commands(commands) -> None:
@@ -67,9 +66,13 @@ def _workflow_commands(commands) -> None:
         "--zip", action="append", metavar="ARCHIVO",
         help="zip del aula virtual: <estudiante>/<lab>/<lab>.ipynb o <estudiante>_<lab>.ipynb",
     )  # fmt: skip
-    grade.add_argument("--jobs", type=int, help="procesos en paralelo (por omisión, los núcleos)")
+    grade.add_argument(
+        "--jobs", type=int, metavar="N", help="procesos en paralelo (por omisión, los núcleos)"
+    )
     grade.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
-    grade.add_argument("--timeout", type=int, help="segundos por celda (por omisión, 60)")
+    grade.add_argument(
+        "--timeout", type=int, metavar="SEGUNDOS", help="segundos por celda (por omisión, 60)"
+    )
     grade.add_argument(
         "--memory", type=float, default=4.0, metavar="GIB",
         help="memoria de cada núcleo aislado en GiB (por omisión, 4)",
@@ -88,17 +91,41 @@ def _workflow_commands(commands) -> None:
     feedback.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
     feedback.add_argument("--student", action="append", help="solo este estudiante (repetible)")
     export = _command(commands, "export", "exporta las notas a CSV (columnas de nbgrader)")
-    export.add_argument("--output", "-o", default="notas.csv", help="archivo CSV o - (pantalla)")
+    export.add_argument(
+        "--output", "-o", default="notas.csv", metavar="ARCHIVO", help="archivo CSV o - (pantalla)"
+    )
+    export.add_argument(
+        "--excel", action="store_true",
+        help="para hojas de cálculo en español (Excel, LibreOffice): punto y coma, coma"
+        " decimal y BOM UTF-8",
+    )  # fmt: skip
     bundle = _command(commands, "bundle", "prepara un zip para estudiantes hasta un laboratorio")
     bundle.add_argument("--through", required=True, metavar="LAB", help="último laboratorio")
-    bundle.add_argument("--output", "-o", help="ruta del zip (por omisión dist/…)")
+    bundle.add_argument("--output", "-o", metavar="ZIP", help="ruta del zip (por omisión dist/…)")
     _command(commands, "doctor", "revisa el entorno y dice qué arreglar")
     _command(commands, "jupyter-es", "pone JupyterLab en español en este entorno")
 
 
-def _run_workflow(args) -> int:
-    # Un import por orden: el zip de estudiantes (bundle) no lleva las del profesor.
+def _command(commands, name: str, text: str) -> ArgumentParser:
+    """Añade la orden ``name``; si su módulo no está en este paquete, el analizador queda
+    suelto (se le pueden añadir argumentos, pero la orden no se ofrece)."""
+    if not _present(f"commands.{name.replace('-', '_')}"):
+        return ArgumentParser(prog=name)
+    parser = commands.add_parser(name, help=text, description=text)
+    parser._positionals.title = "argumentos"
+    parser._optionals.title = "opciones"
+    return parser
+
+
+def _run(args) -> int:
+    # Un import por orden: el paquete del estudiante no lleva las del profesor.
     command = importlib.import_module(f"course.commands.{args.command.replace('-', '_')}")
+    if args.command == "empezar":
+        return command.run(args.lab)
+    if args.command == "check":
+        return command.run(args.notebook, args.lab)
+    if args.command == "build":
+        return command.run(args.lab)
     if args.command == "grade":
         return command.run(
             zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
@@ -108,45 +135,22 @@ def _run_workflow(args) -> int:
     if args.command == "feedback":
         return command.run(lab_ids=args.lab, students=args.student)
     if args.command == "export":
-        return command.run(args.output)
+        return command.run(args.output, excel=args.excel)
     if args.command == "bundle":
         return command.run(args.through, args.output)
-    if args.command == "doctor":
-        return command.run()
+    if args.command == "train":
+        return command.run(args.preset, args.smoke, args.out, args.resume)
     return command.run()
 
 
-def _command(commands, name: str, text: str) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        name, help=text, description=text, formatter_class=_SpanishHelp, add_help=False
-    )
-    parser.add_argument(
-        "-h", "--help", "--ayuda", action="help", help="muestra esta ayuda y termina"
-    )
-    parser._positionals.title = "argumentos"
-    parser._optionals.title = "opciones"
-    return parser
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
     try:
-        if args.command == "build":
-            from course.commands import build
-
-            return build.run(args.lab)
-        if args.command == "check":
-            from course.commands import check
-
-            return check.run(args.notebook, args.lab)
-        if args.command in WORKFLOW:
-            return _run_workflow(args)
-        if args.command == "train":
-            from course.commands import train
-
-            return train.run(args.preset, args.smoke, args.out, args.resume)
+        return _run(args)
     except CourseError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    _parser().print_help()
-    return 2
