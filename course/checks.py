@@ -4,16 +4,19 @@ Cada función devuelve ``None`` o lanza ``AssertionError`` (nbgrader lo cuenta c
 prueba fallida). El orden es siempre: tipo -> forma -> dtype -> valores finitos ->
 valores. Los valores se comparan como arreglos de NumPy en ``float64`` con tolerancias
 con nombre; el mensaje nunca imprime el tensor esperado, solo cuántos valores difieren,
-la mayor diferencia y su índice.
+la mayor diferencia y su índice. Si el valor que falla coincide con el de un error típico
+conocido (``course.mistakes``), el mensaje lo nombra.
 """
 
+import functools
+import inspect
 import sys
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from course import examples, guard
+from course import examples, guard, mistakes
 
 ATOL_F32 = 1e-5
 RTOL_F32 = 1e-4
@@ -43,7 +46,7 @@ def _device(t: Tensor) -> torch.device:
     return _BASE.device.__get__(t)
 
 
-def tensor(name: str, obj: object) -> None:
+def _is_tensor(name: str, obj: object) -> None:
     """Exige un ``torch.Tensor`` de verdad: ni subclases ni objetos que lo imiten."""
     if type(obj) is not _TENSOR:
         remote = getattr(type(obj), "type_name", None)  # un objeto del núcleo, al calificar
@@ -54,9 +57,9 @@ def tensor(name: str, obj: object) -> None:
         )
 
 
-def shape(name: str, actual: object, expected: tuple[int, ...], dims: str = "") -> None:
+def _has_shape(name: str, actual: object, expected: tuple[int, ...], dims: str = "") -> None:
     """Comprueba tipo y forma; ``dims`` nombra los ejes, p. ej. ``"(B, T_q, T_k)"``."""
-    tensor(name, actual)
+    _is_tensor(name, actual)
     got = _shape(actual)
     if got != tuple(expected):
         named = f" = {dims}" if dims else ""
@@ -86,9 +89,9 @@ def _numpy(t: Tensor) -> np.ndarray:
         return _BASE.numpy(t)
 
 
-def finite(name: str, actual: Tensor) -> None:
+def _all_finite(name: str, actual: Tensor) -> None:
     """Exige que no haya ``nan`` ni ``inf``; dice cuántos hay y dónde está el primero."""
-    tensor(name, actual)
+    _is_tensor(name, actual)
     if _dtype(actual) == _BOOL:
         return
     values = _numpy(actual)
@@ -97,11 +100,10 @@ def finite(name: str, actual: Tensor) -> None:
         first = tuple(int(i) for i in _argwhere(bad)[0])
         raise AssertionError(
             f"`{name}`: {int(bad.sum())} valores no finitos (nan o inf); el primero en {list(first)}."
-            " ¿Una fila completamente enmascarada o una división por cero?"
         )
 
 
-def close(
+def _close(
     name: str,
     actual: object,
     expected: Tensor,
@@ -115,7 +117,7 @@ def close(
         hints: errores típicos, como ``{"¿Falta dividir por √d_k?": tensor_sin_escala}``;
             si ``actual`` coincide con uno de ellos, su texto se añade al mensaje.
     """
-    shape(name, actual, _shape(expected))
+    _has_shape(name, actual, _shape(expected))
     dtype(name, actual, _dtype(expected))
     device(name, actual, _device(expected))
     if _dtype(expected) == _BOOL:
@@ -128,7 +130,7 @@ def close(
                 f" (se esperaba {bool(want[tuple(first)])})." + _hint(actual, hints)
             )
         return
-    finite(name, actual)
+    _all_finite(name, actual)
     got, want = _numpy(actual).astype(_float64), _numpy(expected).astype(_float64)
     diff = _abs(got - want)
     wrong = diff > atol + rtol * _abs(want)
@@ -150,17 +152,47 @@ def _hint(actual: Tensor, hints: dict[str, Tensor] | None) -> str:
     return ""
 
 
-def rows_sum_to_one(name: str, weights: Tensor, atol: float = ATOL_F32) -> None:
+def _rows_sum_to_one(name: str, weights: Tensor, atol: float = ATOL_F32) -> None:
     """Cada fila (último eje) de ``weights`` suma 1."""
-    finite(name, weights)
+    _all_finite(name, weights)
     sums = _numpy(weights).astype(_float64).sum(axis=-1)
     diff = _abs(sums - 1.0)
     if (diff > atol).any():
         worst = [int(i) for i in _unravel_index(int(_argmax(diff)), diff.shape)]
         raise AssertionError(
-            f"`{name}`: las filas deben sumar 1; la fila {worst} suma {sums[tuple(worst)]:.6g}."
-            " ¿Normalizas sobre el último eje?"
+            f"`{name}`: las filas (último eje) deben sumar 1; la fila {worst} suma"
+            f" {sums[tuple(worst)]:.6g}."
         )
+
+
+def _named(check):
+    """``check`` con el error típico que reconoce ``course.mistakes``, si lo hay, en su mensaje."""
+    signature = inspect.signature(check)
+    value = list(signature.parameters)[1]  # lo que se comprueba: actual, obj, weights
+
+    @functools.wraps(check)
+    def named(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except AssertionError as error:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            tolerance = {k: bound.arguments[k] for k in ("atol", "rtol") if k in bound.arguments}
+            diagnosis = mistakes.diagnose(
+                bound.arguments["name"], bound.arguments[value], **tolerance
+            )
+            if diagnosis is None or diagnosis in str(error):
+                raise
+            raise AssertionError(f"{error} {diagnosis}") from None
+
+    return named
+
+
+tensor = _named(_is_tensor)
+shape = _named(_has_shape)
+finite = _named(_all_finite)
+close = _named(_close)
+rows_sum_to_one = _named(_rows_sum_to_one)
 
 
 def load_reference(name: str, student: nn.Module, reference: nn.Module) -> None:

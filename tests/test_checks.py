@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from course import checks
+from course import checks, mistakes
 from course.reference.multihead import MultiHeadAttention
 
 
@@ -78,6 +78,69 @@ def test_close_adds_the_hint_of_the_mutant_it_matches():
             expected,
             hints={"¿Falta dividir entre √d_k?": torch.full((3,), 2.0)},
         )
+
+
+@pytest.fixture
+def fingerprints(monkeypatch):
+    """Huellas de mentira en lugar de las de ``course/mistakes/fingerprints``."""
+    loaded: dict[str, list[dict]] = {}
+    monkeypatch.setattr(mistakes, "_loaded", loaded)
+
+    def add(check: str, value: torch.Tensor, message: str) -> None:
+        entry = {"check": check, "message": message, "atol": 1e-5, "rtol": 1e-4}
+        entry |= mistakes._values(value)
+        loaded.setdefault(check, []).append(entry)
+
+    return add
+
+
+def test_close_names_the_mistake_whose_fingerprint_matches(fingerprints):
+    fingerprints("s", torch.tensor([2.0, 2.0, float("nan")]), "¿Error A?")
+    fingerprints("s", torch.tensor([3.0, 3.0, 3.0]), "¿Error B?")
+    expected = torch.ones(3)
+    with pytest.raises(AssertionError, match=r"valores difieren.*\. ¿Error B\?$"):
+        checks.close("s", torch.tensor([3.0, 3.0, 3.0 + 1e-6]), expected)
+    with pytest.raises(AssertionError, match=r"no finitos.*\. ¿Error A\?$"):
+        checks.close("s", torch.tensor([2.0, 2.0, float("nan")]), expected)
+
+
+@pytest.mark.parametrize(
+    "check, actual",
+    [
+        ("otra", torch.tensor([3.0, 3.0, 3.0])),  # la huella es de otra comprobación
+        ("s", torch.tensor([3.0, 3.0, 3.1])),  # otro valor
+        ("s", torch.tensor([3.0, 3.0, 3.0]).double()),  # otro dtype
+    ],
+)
+def test_close_names_nothing_without_a_matching_fingerprint(fingerprints, check, actual):
+    fingerprints("s", torch.tensor([3.0, 3.0, 3.0]), "¿Error B?")
+    with pytest.raises(AssertionError) as error:
+        checks.close(check, actual, torch.ones(3, dtype=actual.dtype))
+    assert "¿" not in str(error.value)
+
+
+def test_every_check_names_the_mistake_and_two_mistakes_with_one_output_are_both_named(
+    fingerprints,
+):
+    pair = torch.zeros(3, 4)
+    fingerprints("salida", pair, "¿Devuelves la pareja?")
+    fingerprints("salida", pair, "¿El orden?")
+    with pytest.raises(
+        AssertionError, match=r"forma incorrecta.*¿Devuelves la pareja\? ¿El orden\?"
+    ):
+        checks.shape("salida", pair, (2, 3, 4))
+    fingerprints("pesos", torch.ones(2, 2), "¿Máscara tras el softmax?")
+    with pytest.raises(AssertionError, match=r"deben sumar 1.*¿Máscara tras el softmax\?"):
+        checks.rows_sum_to_one("pesos", torch.ones(2, 2))
+
+
+def test_generic_messages_do_not_guess_the_mistake(fingerprints):
+    with pytest.raises(AssertionError) as error:
+        checks.finite("x", torch.tensor([1.0, float("nan")]))
+    assert str(error.value) == "`x`: 1 valores no finitos (nan o inf); el primero en [1]."
+    with pytest.raises(AssertionError) as error:
+        checks.rows_sum_to_one("pesos", torch.ones(1, 2))
+    assert "¿" not in str(error.value)
 
 
 def test_close_compares_boolean_masks_exactly():

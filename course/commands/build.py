@@ -1,6 +1,6 @@
-"""``python -m course build``: regenera ``release/`` desde ``source/`` y lo valida."""
+"""``python -m course build``: regenera ``release/`` y las huellas de errores, y lo valida."""
 
-from course import grading, labs
+from course import grading, labs, mistakes
 
 
 def run(lab_id: str | None) -> int:
@@ -12,6 +12,9 @@ def run(lab_id: str | None) -> int:
         failures += bool(problems)
         status = "correcto" if not problems else "con problemas"
         print(f"{lab.id}: generado {release.relative_to(labs.REPO)} ({status})")
+        fingerprints = mistakes.write_fingerprints(lab.id)
+        if fingerprints is not None:
+            print(f"  huellas de errores típicos: {fingerprints.relative_to(labs.REPO)}")
         for problem in problems:
             print(f"  - {problem}")
     return 1 if failures else 0

@@ -79,16 +79,23 @@ RISK = (
 def course_copy(lab: labs.Lab, target: Path) -> Path:
     """Copia de ``course`` sin las respuestas de ``lab`` ni de los laboratorios siguientes.
 
+    Sin los catálogos de errores típicos (``course/mistakes/*.py``), pero con sus huellas
+    (``course/mistakes/fingerprints/*.json``), que son salidas equivocadas y nombran el error.
+
     Tampoco lleva la calificación: de ``course/grading`` solo va ``agent.py``, lo que el
     núcleo necesita para contestar al calificador.
     """
     order = list(labs.LABS)
     hidden = {m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference}
     package = Path(course.__file__).parent
-    for path in sorted(package.rglob("*.py")):
+    fingerprints = sorted((package / "mistakes" / "fingerprints").glob("*.json"))
+    json_names = [path.name for path in fingerprints]
+    for path in sorted(package.rglob("*.py")) + fingerprints:
         inside = path.relative_to(package)
         if inside.parts[0] == "reference" and path.stem in hidden:
             continue
+        if inside.parts[0] == "mistakes" and inside.name not in ("__init__.py", *json_names):
+            continue  # los catálogos de errores: sus mutantes valen tanto como las respuestas
         if inside.parts[0] == "grading" and inside.name not in ("agent.py", "__init__.py"):
             continue
         destination = target / inside

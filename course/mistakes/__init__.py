@@ -1,0 +1,275 @@
+"""Errores típicos de cada ejercicio: nombrarlos en el mensaje sin dar la respuesta.
+
+Cada laboratorio tiene un catálogo ``course/mistakes/<módulo de referencia>.py`` con
+``LAB`` y ``MISTAKES``: mutantes de la referencia, cada uno con UN error realista y el
+mensaje en español que lo nombra. El código de un mutante vale tanto como la respuesta:
+los catálogos nunca llegan al estudiante (ni al paquete ni al núcleo aislado).
+
+Lo que sí llega son las huellas (``fingerprints/<laboratorio>.json``): la salida de
+cada mutante en la comprobación de la prueba visible donde falla, sobre las entradas
+visibles. Son salidas equivocadas, nunca valores de la referencia ni entradas ocultas.
+``python -m course build LAB`` las regenera ejecutando aquí el cuaderno de solución con
+cada mutante en lugar del nombre que sustituye.
+
+Al fallar una comprobación, ``course.checks`` llama a :func:`diagnose`: si el valor del
+estudiante coincide con una huella de esa comprobación, el mensaje nombra el error. Las
+pruebas ocultas pueden además pedir :func:`hints`, que ejecuta los mutantes sobre sus
+entradas (solo en el proceso de calificación, donde el catálogo se puede importar).
+"""
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from course import labs
+
+FINGERPRINTS = Path(__file__).resolve().parent / "fingerprints"
+ATOL, RTOL = 1e-5, 1e-4  # las de course.checks, para comprobaciones sin tolerancia propia
+
+
+@dataclass(frozen=True)
+class Mistake:
+    exercise: str  # grade_id de la celda de solución, p. ej. "ej1_puntuaciones"
+    replaces: str  # nombre del cuaderno al que sustituye el mutante
+    mutant: Callable  # función o clase con la misma firma que la del cuaderno
+    message: str  # en español: nombra el error sin dar la respuesta
+
+
+# --- catálogos (solo donde existen: el repositorio y el proceso de calificación) --------
+
+
+def catalogue(lab_id: str) -> list[Mistake]:
+    """Los errores del catálogo de ``lab_id``; ``[]`` si no tiene catálogo."""
+    name = f"{__name__}.{labs.LABS[lab_id].reference[0]}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        return []
+    return list(module.MISTAKES)
+
+
+def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Tensor]:
+    """``{mensaje: salida del mutante}`` de cada error de ``exercise`` sobre ``inputs``.
+
+    Para ``checks.close(..., hints=...)`` en las pruebas ocultas. Sirve para mutantes que
+    son funciones; ``pick`` elige un elemento si devuelven una tupla (``pick=1``: pesos).
+    Los mutantes que fallan o no devuelven un tensor no dan pista.
+    """
+    found = {}
+    for lab_id in labs.LABS:
+        for mistake in catalogue(lab_id):
+            if mistake.exercise != exercise:
+                continue
+            try:
+                result = mistake.mutant(*inputs)
+                if pick is not None:
+                    result = result[pick]
+            except Exception:  # noqa: BLE001 (un mutante puede romperse con otras entradas)
+                continue
+            if isinstance(result, torch.Tensor):
+                found[mistake.message] = result.detach()
+    return found
+
+
+# --- diagnóstico con huellas ------------------------------------------------------------
+
+_loaded: dict[str, list[dict]] | None = None
+_recording: list[dict] | None = None
+
+
+def _fingerprints() -> dict[str, list[dict]]:
+    """Huellas de todos los laboratorios por nombre de comprobación (se leen una vez)."""
+    global _loaded
+    if _loaded is None:
+        _loaded = {}
+        for path in sorted(FINGERPRINTS.glob("*.json")):
+            for entry in json.loads(path.read_text(encoding="utf-8"))["fingerprints"]:
+                _loaded.setdefault(entry["check"], []).append(entry)
+    return _loaded
+
+
+def diagnose(name: str, actual: object, atol: float = ATOL, rtol: float = RTOL) -> str | None:
+    """El error típico cuya salida visible coincide con ``actual`` en la comprobación ``name``.
+
+    Coincidir es tener la misma forma y dtype y valores iguales con la tolerancia de la
+    comprobación (``nan`` con ``nan``). Si varios errores dan la misma salida, los nombra
+    todos.
+    """
+    values = _values(actual)
+    if values is None:
+        return None
+    if _recording is not None:
+        _recording.append({"check": name, **values, "atol": atol, "rtol": rtol})
+        return None
+    messages = []
+    for entry in _fingerprints().get(name, []):
+        if _matches(values, entry) and entry["message"] not in messages:
+            messages.append(entry["message"])
+    return " ".join(messages) or None
+
+
+def _values(actual: object) -> dict | None:
+    """Forma, dtype y valores de un tensor de verdad; ``None`` para cualquier otra cosa."""
+    if type(actual) is not torch.Tensor:
+        return None
+    t = actual.detach().to("cpu")
+    if t.is_complex():
+        return None
+    return {
+        "shape": list(t.shape),
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "values": t.double().flatten().tolist(),
+    }
+
+
+def _matches(values: dict, entry: dict) -> bool:
+    if values["shape"] != entry["shape"] or values["dtype"] != entry["dtype"]:
+        return False
+    got, want = np.array(values["values"]), np.array(entry["values"], dtype=np.float64)
+    return bool(np.allclose(got, want, atol=entry["atol"], rtol=entry["rtol"], equal_nan=True))
+
+
+@contextlib.contextmanager
+def _recorder() -> Iterator[list[dict]]:
+    """Mientras dura, :func:`diagnose` apunta cada fallo en vez de diagnosticarlo."""
+    global _recording
+    _recording = []
+    try:
+        yield _recording
+    finally:
+        _recording = None
+
+
+# --- el cuaderno de solución, ejecutado en este proceso --------------------------------
+
+
+def _cell_id(cell: dict) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _is_test(cell: dict) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+class Solution:
+    """El cuaderno de solución de un laboratorio ejecutado en este proceso.
+
+    Corre todas las celdas de código salvo las de prueba calificadas, con las
+    demostraciones en su forma corta de calificación (``NBGRADER_EXECUTION``), en la
+    carpeta del cuaderno y sin escribir en la terminal. Después, :meth:`test` ejecuta una celda de prueba y
+    :meth:`substituted` cambia un nombre del cuaderno por un mutante.
+    """
+
+    def __init__(self, lab_id: str):
+        import nbformat
+        from IPython.display import display
+
+        self.lab = labs.LABS[lab_id]
+        notebook = nbformat.read(self.lab.source, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        self.tests = {_cell_id(cell): cell.source for cell in code if _is_test(cell)}
+        self.namespace: dict = {"__name__": "__main__", "display": display}
+        with self._environment():
+            for cell in code:
+                if not _is_test(cell):
+                    exec(
+                        compile(cell.source, f"<{_cell_id(cell) or 'celda'}>", "exec"),
+                        self.namespace,
+                    )
+
+    @contextlib.contextmanager
+    def _environment(self) -> Iterator[None]:
+        previous_dir, previous_env = Path.cwd(), os.environ.get("NBGRADER_EXECUTION")
+        os.environ["NBGRADER_EXECUTION"] = "autograde"
+        os.chdir(self.lab.source.parent)
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            with contextlib.redirect_stdout(io.StringIO()):
+                yield
+        finally:
+            os.chdir(previous_dir)
+            if previous_env is None:
+                os.environ.pop("NBGRADER_EXECUTION", None)
+            else:
+                os.environ["NBGRADER_EXECUTION"] = previous_env
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
+
+    def test(self, grade_id: str) -> None:
+        """Ejecuta la celda de prueba ``grade_id`` (la oculta, sin sus marcas); lanza si falla."""
+        source = re.sub(
+            r"^\s*### (BEGIN|END) HIDDEN TESTS\s*$", "", self.tests[grade_id], flags=re.M
+        )
+        with self._environment():
+            exec(compile(source, f"<{grade_id}>", "exec"), dict(self.namespace))
+
+    @contextlib.contextmanager
+    def substituted(self, name: str, value: object) -> Iterator[None]:
+        """``name`` vale ``value`` en el cuaderno (también para sus funciones) mientras dura."""
+        if name not in self.namespace:
+            raise KeyError(f"el cuaderno de {self.lab.id} no define «{name}»")
+        original = self.namespace[name]
+        self.namespace[name] = value
+        try:
+            yield
+        finally:
+            self.namespace[name] = original
+
+
+# --- generación de huellas --------------------------------------------------------------
+
+
+def fingerprints(lab_id: str) -> list[dict]:
+    """Huellas de cada error del catálogo: su salida donde falla la prueba visible.
+
+    Un mutante que la prueba visible no detecta, o que la hace fallar sin pasar por una
+    comprobación con un tensor, no deja huella (``tests/test_mistakes.py`` lo señala).
+    """
+    mistakes = catalogue(lab_id)
+    if not mistakes:
+        return []
+    solution = Solution(lab_id)
+    entries = []
+    for mistake in mistakes:
+        with solution.substituted(mistake.replaces, mistake.mutant), _recorder() as failures:
+            try:
+                solution.test(f"{mistake.exercise}_prueba")
+            except Exception:  # noqa: BLE001 (se apunta el fallo, sea cual sea)
+                pass
+        for failure in failures[-1:]:  # la comprobación que detuvo la celda
+            entries.append({"exercise": mistake.exercise, "message": mistake.message, **failure})
+    return entries
+
+
+def write_fingerprints(lab_id: str) -> Path | None:
+    """Regenera ``fingerprints/<lab_id>.json``; sin catálogo no escribe nada."""
+    entries = fingerprints(lab_id)
+    if not entries:
+        return None
+    path = FINGERPRINTS / f"{lab_id}.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(dump(lab_id, entries), encoding="utf-8")
+    global _loaded
+    _loaded = None
+    return path
+
+
+def dump(lab_id: str, entries: list[dict]) -> str:
+    """Texto JSON de un archivo de huellas (``nan`` e ``inf`` como en Python)."""
+    body = {"lab": lab_id, "fingerprints": entries}
+    return json.dumps(body, ensure_ascii=False, indent=1, allow_nan=True) + "\n"

@@ -1,0 +1,272 @@
+"""Errores típicos del laboratorio 1 (atención producto-escalar escalada).
+
+Cada mutante es la referencia con un solo error. Nunca llega al estudiante.
+"""
+
+import math
+
+import torch
+
+from course.mistakes import Mistake
+from course.reference import attention as ref
+
+LAB = "01_atencion"
+
+
+# --- ejercicio 1: puntuaciones ----------------------------------------------------------
+
+
+def scores_without_scale(query, key):
+    return query @ key.transpose(-2, -1)
+
+
+def scores_over_d_k(query, key):
+    return query @ key.transpose(-2, -1) / query.size(-1)
+
+
+def scores_over_sqrt_length(query, key):
+    return query @ key.transpose(-2, -1) / math.sqrt(query.size(-2))
+
+
+def scores_times_sqrt_d_k(query, key):
+    return query @ key.transpose(-2, -1) * math.sqrt(query.size(-1))
+
+
+# --- ejercicio 2: softmax ---------------------------------------------------------------
+
+
+def softmax_without_max(x):
+    exp = x.exp()
+    return exp / exp.sum(dim=-1, keepdim=True)
+
+
+def softmax_over_everything(x):
+    exp = (x - x.amax(dim=-1, keepdim=True)).exp()
+    return exp / exp.sum()
+
+
+def softmax_over_first_axis(x):
+    exp = (x - x.amax(dim=0, keepdim=True)).exp()
+    return exp / exp.sum(dim=0, keepdim=True)
+
+
+def softmax_sum_without_keepdim(x):
+    exp = (x - x.amax(dim=-1, keepdim=True)).exp()
+    return exp / exp.sum(dim=-1)
+
+
+def softmax_max_without_keepdim(x):
+    exp = (x - x.amax(dim=-1)).exp()
+    return exp / exp.sum(dim=-1, keepdim=True)
+
+
+# --- ejercicio 3: máscara de relleno ----------------------------------------------------
+
+
+def padding_mask_inverted(tokens, pad_idx):
+    return (tokens == pad_idx).unsqueeze(-2)
+
+
+def padding_mask_without_query_axis(tokens, pad_idx):
+    return tokens != pad_idx
+
+
+def padding_mask_axis_at_the_end(tokens, pad_idx):
+    return (tokens != pad_idx).unsqueeze(-1)
+
+
+def padding_mask_fixed_zero(tokens, pad_idx):
+    return (tokens != 0).unsqueeze(-2)
+
+
+# --- ejercicio 4: máscara causal --------------------------------------------------------
+
+
+def causal_mask_transposed(size):
+    return torch.ones(size, size, dtype=torch.bool).triu()
+
+
+def causal_mask_inverted(size):
+    return torch.ones(size, size, dtype=torch.bool).triu(diagonal=1)
+
+
+def causal_mask_without_diagonal(size):
+    return torch.ones(size, size, dtype=torch.bool).tril(diagonal=-1)
+
+
+def causal_mask_of_floats(size):
+    return torch.ones(size, size).tril()
+
+
+# --- ejercicio 5: la atención completa --------------------------------------------------
+
+
+def attention_output_only(query, key, value, mask=None):
+    return ref.scaled_dot_product_attention(query, key, value, mask)[0]
+
+
+def attention_pair_swapped(query, key, value, mask=None):
+    output, weights = ref.scaled_dot_product_attention(query, key, value, mask)
+    return weights, output
+
+
+def attention_mask_after_softmax(query, key, value, mask=None):
+    weights = ref.softmax(ref.attention_scores(query, key))
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ value, weights
+
+
+def attention_nan_rows(query, key, value, mask=None):
+    scores = ref.attention_scores(query, key)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = ref.softmax(scores)
+    return weights @ value, weights
+
+
+def attention_mask_inverted(query, key, value, mask=None):
+    scores = ref.attention_scores(query, key)
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = ref.softmax(scores)
+    if mask is not None:
+        weights = weights.masked_fill(mask, 0.0)
+    return weights @ value, weights
+
+
+MISTAKES = [
+    Mistake(
+        "ej1_puntuaciones",
+        "attention_scores",
+        scores_without_scale,
+        "¿Falta dividir entre √d_k?",
+    ),
+    Mistake(
+        "ej1_puntuaciones",
+        "attention_scores",
+        scores_over_d_k,
+        "¿Divides entre d_k en lugar de entre su raíz cuadrada?",
+    ),
+    Mistake(
+        "ej1_puntuaciones",
+        "attention_scores",
+        scores_over_sqrt_length,
+        "¿Tomas d_k del eje equivocado? d_k es el tamaño del último eje de `query`.",
+    ),
+    Mistake(
+        "ej1_puntuaciones",
+        "attention_scores",
+        scores_times_sqrt_d_k,
+        "¿Multiplicas por √d_k en lugar de dividir?",
+    ),
+    Mistake(
+        "ej2_softmax",
+        "softmax",
+        softmax_without_max,
+        "¿Restas el máximo de cada fila antes de la exponencial? Sin restarlo, exp(1000) es inf.",
+    ),
+    Mistake(
+        "ej2_softmax",
+        "softmax",
+        softmax_over_everything,
+        "¿Sumas todo el tensor en lugar de cada fila? Suma sobre el último eje con keepdim=True.",
+    ),
+    Mistake(
+        "ej2_softmax",
+        "softmax",
+        softmax_over_first_axis,
+        "¿Normalizas sobre el primer eje? El softmax va sobre el último (dim=-1).",
+    ),
+    Mistake(
+        "ej2_softmax",
+        "softmax",
+        softmax_sum_without_keepdim,
+        "¿Falta keepdim=True en la suma? Sin él, cada fila se divide entre la suma de otra.",
+    ),
+    Mistake(
+        "ej2_softmax",
+        "softmax",
+        softmax_max_without_keepdim,
+        "¿Falta keepdim=True en el máximo? Sin él, a cada fila se le resta el máximo de otra.",
+    ),
+    Mistake(
+        "ej3_relleno",
+        "padding_mask",
+        padding_mask_inverted,
+        "¿La máscara está invertida? En el curso, True = se puede atender.",
+    ),
+    Mistake(
+        "ej3_relleno",
+        "padding_mask",
+        padding_mask_without_query_axis,
+        "¿Falta el eje de tamaño 1 de las consultas? Añádelo con unsqueeze.",
+    ),
+    Mistake(
+        "ej3_relleno",
+        "padding_mask",
+        padding_mask_axis_at_the_end,
+        "¿El eje de tamaño 1 está al final? Va entre el lote y las claves: (B, 1, T).",
+    ),
+    Mistake(
+        "ej3_relleno",
+        "padding_mask",
+        padding_mask_fixed_zero,
+        "¿Comparas con 0 en lugar de con `pad_idx`?",
+    ),
+    Mistake(
+        "ej4_causal",
+        "causal_mask",
+        causal_mask_transposed,
+        "¿La máscara está traspuesta? La fila es la consulta: usa tril, no triu.",
+    ),
+    Mistake(
+        "ej4_causal",
+        "causal_mask",
+        causal_mask_inverted,
+        "¿La máscara está invertida? En el curso, True = se puede atender.",
+    ),
+    Mistake(
+        "ej4_causal",
+        "causal_mask",
+        causal_mask_without_diagonal,
+        "¿Falta la diagonal? Cada posición puede atenderse a sí misma.",
+    ),
+    Mistake(
+        "ej4_causal",
+        "causal_mask",
+        causal_mask_of_floats,
+        "¿La máscara es de números? Debe ser booleana (dtype=torch.bool).",
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_output_only,
+        "¿Devuelves la pareja (salida, pesos)? Parece que devuelves solo la salida.",
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_pair_swapped,
+        "¿Devuelves la pareja en el orden (salida, pesos)?",
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_mask_after_softmax,
+        "¿Aplicas la máscara antes del softmax? Hay que poner -inf en las puntuaciones.",
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_nan_rows,
+        "¿Vuelves a poner a 0 los pesos donde la máscara es False? En una fila sin"
+        " posiciones permitidas el softmax calcula -inf - (-inf) = nan.",
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_mask_inverted,
+        "¿Tapas las posiciones donde la máscara es True? En el curso, True = se puede atender.",
+    ),
+]

@@ -1,0 +1,138 @@
+"""El catálogo de errores típicos: cada mutante lo detecta la prueba visible, que lo nombra,
+y también las ocultas; las huellas están al día.
+
+Cada laboratorio ejecuta su cuaderno de solución una sola vez en este proceso; para cada
+error se sustituye el nombre del cuaderno por el mutante y se ejecutan sus celdas de
+prueba. Una sola: ``nice -n 19 python -m pytest -q tests/test_mistakes.py -k 01_atencion``.
+"""
+
+import json
+import math
+from collections import Counter
+
+import pytest
+import torch
+
+from course import labs, mistakes
+from course.grading import sandbox
+
+CATALOGUED = [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
+CASES = [
+    pytest.param(lab_id, mistake, id=f"{lab_id}-{mistake.exercise}-{mistake.mutant.__name__}")
+    for lab_id in CATALOGUED
+    for mistake in mistakes.catalogue(lab_id)
+]
+RESULTS: dict[str, Counter] = {}
+
+
+@pytest.fixture(scope="module")
+def solutions():
+    """Cuadernos de solución ya ejecutados, uno por laboratorio y solo cuando se piden."""
+    cache: dict[str, mistakes.Solution] = {}
+
+    def get(lab_id: str) -> mistakes.Solution:
+        if lab_id not in cache:
+            cache[lab_id] = mistakes.Solution(lab_id)
+        return cache[lab_id]
+
+    yield get
+    for lab_id, counts in RESULTS.items():
+        print(
+            f"\n{lab_id}: {counts['total']} errores; visibles los detectan {counts['visible']},"
+            f" los nombran {counts['named']}; ocultas los detectan {counts['hidden']}"
+        )
+
+
+def _failure(solution: mistakes.Solution, grade_id: str) -> BaseException | None:
+    try:
+        solution.test(grade_id)
+    except Exception as error:  # noqa: BLE001 (cualquier fallo de la celda cuenta)
+        return error
+    return None
+
+
+@pytest.mark.parametrize("lab_id", CATALOGUED)
+def test_the_solution_passes_every_test_cell(solutions, lab_id):
+    solution = solutions(lab_id)
+    exercises = {m.exercise for m in mistakes.catalogue(lab_id)}
+    for exercise in sorted(exercises):
+        for kind in ("prueba", "oculta"):
+            assert _failure(solution, f"{exercise}_{kind}") is None, f"{exercise}_{kind}"
+
+
+@pytest.mark.parametrize(("lab_id", "mistake"), CASES)
+def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, lab_id, mistake):
+    solution = solutions(lab_id)
+    counts = RESULTS.setdefault(lab_id, Counter())
+    counts["total"] += 1
+    with solution.substituted(mistake.replaces, mistake.mutant):
+        visible = _failure(solution, f"{mistake.exercise}_prueba")
+        hidden = _failure(solution, f"{mistake.exercise}_oculta")
+    counts["visible"] += visible is not None
+    counts["named"] += isinstance(visible, AssertionError) and mistake.message in str(visible)
+    counts["hidden"] += hidden is not None
+    assert visible is not None, "la prueba visible no detecta el error"
+    assert isinstance(visible, AssertionError), f"la prueba visible se rompe: {visible!r}"
+    assert mistake.message in str(visible), f"el mensaje no nombra el error: {visible}"
+    assert hidden is not None, "las pruebas ocultas no detectan el error"
+
+
+@pytest.mark.parametrize("lab_id", CATALOGUED)
+def test_fingerprints_are_fresh(lab_id):
+    path = mistakes.FINGERPRINTS / f"{lab_id}.json"
+    assert path.exists(), f"faltan las huellas: python -m course build {lab_id}"
+    stored = json.loads(path.read_text(encoding="utf-8"))["fingerprints"]
+    fresh = mistakes.fingerprints(lab_id)
+    stale = f"huellas desfasadas: python -m course build {lab_id}"
+    assert [_without_values(e) for e in stored] == [_without_values(e) for e in fresh], stale
+    for old, new in zip(stored, fresh, strict=True):
+        assert all(map(_same, old["values"], new["values"])), stale
+
+
+def test_fingerprints_hold_only_wrong_values():
+    """Nada de referencias: cada huella es la salida de un mutante donde la prueba falla."""
+    for path in sorted(mistakes.FINGERPRINTS.glob("*.json")):
+        body = json.loads(path.read_text(encoding="utf-8"))
+        assert body["lab"] == path.stem and body["lab"] in CATALOGUED
+        messages = {m.message for m in mistakes.catalogue(body["lab"])}
+        for entry in body["fingerprints"]:
+            assert set(entry) == {
+                "exercise",
+                "message",
+                "check",
+                "shape",
+                "dtype",
+                "values",
+                "atol",
+                "rtol",
+            }
+            assert entry["message"] in messages
+            assert len(entry["values"]) == math.prod(entry["shape"])
+
+
+def _without_values(entry: dict) -> dict:
+    return {key: value for key, value in entry.items() if key != "values"}
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def test_the_sandboxed_course_has_the_fingerprints_but_no_catalogue(tmp_path):
+    copy = sandbox.course_copy(labs.get("01_atencion"), tmp_path)
+    assert (copy / "mistakes" / "__init__.py").exists()
+    shipped = sorted(p.name for p in (copy / "mistakes" / "fingerprints").iterdir())
+    assert shipped == sorted(p.name for p in mistakes.FINGERPRINTS.glob("*.json")) != []
+    assert sorted(p.name for p in (copy / "mistakes").glob("*.py")) == ["__init__.py"]
+
+
+def test_hints_run_the_mutants_of_an_exercise_on_other_inputs():
+    query, key = torch.randn(2, 5, 8), torch.randn(2, 6, 8)
+    found = mistakes.hints("ej1_puntuaciones", query, key)
+    assert torch.allclose(found["¿Falta dividir entre √d_k?"], query @ key.transpose(-2, -1))
+    assert len(found) == sum(
+        m.exercise == "ej1_puntuaciones" for m in mistakes.catalogue("01_atencion")
+    )
+    value = torch.randn(2, 6, 3)
+    weights = mistakes.hints("ej5_atencion", query, key, value, pick=1)
+    assert weights["¿Devuelves la pareja en el orden (salida, pesos)?"].shape == (2, 5, 3)
