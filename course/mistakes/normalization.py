@@ -1,0 +1,431 @@
+"""Errores típicos del laboratorio 2 (normalización, conexiones residuales y *dropout*).
+
+Cada mutante es la referencia con un solo error. Nunca llega al estudiante.
+"""
+
+import torch
+from torch import nn
+
+from course.mistakes import Mistake
+from course.reference import normalization as ref
+
+LAB = "02_normalizacion"
+
+
+# --- ejercicio 1: LayerNorm -------------------------------------------------------------
+
+
+class LayerNormUnbiased(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class LayerNormEpsOutsideRoot(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        std = x.std(dim=-1, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / (std + self.eps) + self.bias
+
+
+class LayerNormWithoutAffine(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, unbiased=False, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps)
+
+
+class LayerNormOverEverything(ref.LayerNorm):
+    def forward(self, x):
+        return (
+            self.weight * (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + self.eps) + self.bias
+        )
+
+
+class LayerNormOverVariance(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / (var + self.eps) + self.bias
+
+
+class LayerNormPlainTensors(nn.Module):
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.ones(d_model)
+        self.bias = torch.zeros(d_model)
+
+    forward = ref.LayerNorm.forward
+
+
+# --- ejercicio 2: la variante de The Annotated Transformer ------------------------------
+
+
+class AnnotatedBiased(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        std = x.std(dim=-1, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / (std + self.eps) + self.bias
+
+
+class AnnotatedEpsInsideRoot(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class AnnotatedAsLayerNorm(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class AnnotatedWithoutAffine(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        return (x - mean) / (x.std(dim=-1, keepdim=True) + self.eps)
+
+
+class AnnotatedOverEverything(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        return self.weight * (x - x.mean()) / (x.std() + self.eps) + self.bias
+
+
+# --- ejercicio 3: RMSNorm ---------------------------------------------------------------
+
+
+class RMSNormCentred(ref.RMSNorm):
+    def forward(self, x):
+        centred = x - x.mean(dim=-1, keepdim=True)
+        return (
+            self.weight
+            * centred
+            * torch.rsqrt(centred.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        )
+
+
+class RMSNormSumOfSquares(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).sum(dim=-1, keepdim=True) + self.eps)
+
+
+class RMSNormEpsOutsideRoot(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x / (x.pow(2).mean(dim=-1, keepdim=True).sqrt() + self.eps)
+
+
+class RMSNormWithoutWeight(ref.RMSNorm):
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+
+
+class RMSNormWithoutRoot(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x / (x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+
+
+class RMSNormOverEverything(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean() + self.eps)
+
+
+class RMSNormWithBias(ref.RMSNorm):
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__(d_model, eps)
+        self.bias = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x):
+        return super().forward(x) + self.bias
+
+
+# --- ejercicio 4: dropout invertido -----------------------------------------------------
+
+
+class DropoutKeepsWithP(ref.Dropout):
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        keep = torch.rand_like(x) < self.p
+        return x * keep / (1.0 - self.p)
+
+
+class DropoutWithoutRescale(ref.Dropout):
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return x * (torch.rand_like(x) >= self.p)
+
+
+class DropoutOverP(ref.Dropout):
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return x * (torch.rand_like(x) >= self.p) / self.p
+
+
+class DropoutTimesKeep(ref.Dropout):
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return x * (torch.rand_like(x) >= self.p) * (1.0 - self.p)
+
+
+class DropoutAlsoInEval(ref.Dropout):
+    def forward(self, x):
+        if self.p == 0.0:
+            return x
+        return x * (torch.rand_like(x) >= self.p) / (1.0 - self.p)
+
+
+class DropoutSeededInForward(ref.Dropout):
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        torch.manual_seed(0)
+        return x * (torch.rand_like(x) >= self.p) / (1.0 - self.p)
+
+
+class DropoutWithoutValidation(ref.Dropout):
+    def __init__(self, p=0.1):
+        nn.Module.__init__(self)
+        self.p = p
+
+
+# --- ejercicio 5: la subcapa residual ---------------------------------------------------
+
+
+class ResidualSwapped(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if not self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+class ResidualWithoutResidual(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            return self.dropout(sublayer(self.norm(x)))
+        return self.norm(self.dropout(sublayer(x)))
+
+
+class ResidualNormalisedInPreNorm(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            h = self.norm(x)
+            return h + self.dropout(sublayer(h))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+class ResidualPostNormOnSublayer(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return x + self.norm(self.dropout(sublayer(x)))
+
+
+class ResidualWithoutDropout(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            return x + sublayer(self.norm(x))
+        return self.norm(x + sublayer(x))
+
+
+class ResidualDropoutOnSum(ref.ResidualConnection):
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            return self.dropout(x + sublayer(self.norm(x)))
+        return self.norm(self.dropout(x + sublayer(x)))
+
+
+MISTAKES = [
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormUnbiased,
+        "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormEpsOutsideRoot,
+        "eps va dentro de la raíz: sqrt(var + eps).",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormWithoutAffine,
+        "¿Olvidas multiplicar por weight y sumar bias?",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormOverEverything,
+        "¿Calculas la media y la varianza de cada token, sobre el último eje (dim=-1)?",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormOverVariance,
+        "¿Divides entre la varianza? Se divide entre su raíz.",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormPlainTensors,
+        "¿Creas weight y bias con nn.Parameter?",
+    ),
+    Mistake(
+        "ej2_annotated",
+        "AnnotatedLayerNorm",
+        AnnotatedBiased,
+        "Aquí la desviación típica es la insesgada (divide entre D - 1).",
+    ),
+    Mistake(
+        "ej2_annotated",
+        "AnnotatedLayerNorm",
+        AnnotatedEpsInsideRoot,
+        "En esta variante eps se suma a la desviación típica, fuera de la raíz.",
+    ),
+    Mistake(
+        "ej2_annotated",
+        "AnnotatedLayerNorm",
+        AnnotatedAsLayerNorm,
+        "Esto es LayerNorm del ejercicio 1, no la variante.",
+    ),
+    Mistake(
+        "ej2_annotated",
+        "AnnotatedLayerNorm",
+        AnnotatedWithoutAffine,
+        "¿Olvidas multiplicar por weight y sumar bias?",
+    ),
+    Mistake(
+        "ej2_annotated",
+        "AnnotatedLayerNorm",
+        AnnotatedOverEverything,
+        "¿Calculas la media y la desviación típica de cada token, sobre el último eje (dim=-1)?",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormCentred,
+        "RMSNorm no resta la media.",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormSumOfSquares,
+        "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma.",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormEpsOutsideRoot,
+        "eps va dentro de la raíz.",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormWithoutWeight,
+        "¿Olvidas multiplicar por weight?",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormWithoutRoot,
+        "¿Falta la raíz? Se divide entre la raíz de la media de los cuadrados.",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormOverEverything,
+        "¿Calculas la media de los cuadrados de cada token, sobre el último eje (dim=-1)?",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormWithBias,
+        "RMSNorm no tiene bias: su único parámetro es weight.",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutKeepsWithP,
+        "¿Conservas con probabilidad p en lugar de 1 - p?",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutWithoutRescale,
+        "¿Falta dividir entre 1 - p?",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutOverP,
+        "Se divide entre 1 - p, no entre p.",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutTimesKeep,
+        "¿Multiplicas por 1 - p? Los elementos conservados se dividen entre 1 - p.",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutAlsoInEval,
+        "En evaluación el dropout es la identidad: ¿miras self.training?",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutSeededInForward,
+        "¿Fijas la semilla dentro de forward? Cada llamada debe sortear una máscara nueva.",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutWithoutValidation,
+        "Dropout(p=1.0) debería lanzar ValueError: p tiene que estar en [0, 1).",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualSwapped,
+        "¿Están cambiadas las formas? norm_first=True es pre-norm: x + subcapa(norm(x)).",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualWithoutResidual,
+        "¿Falta sumar el residuo x?",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualNormalisedInPreNorm,
+        "En pre-norm el residuo es x sin normalizar, no norm(x).",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualPostNormOnSublayer,
+        "En post-norm se normaliza la suma x + subcapa(x), no solo la salida de la subcapa.",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualWithoutDropout,
+        "No se anula nada: ¿aplicas self.dropout a la salida de la subcapa?",
+    ),
+    Mistake(
+        "ej5_residual",
+        "ResidualConnection",
+        ResidualDropoutOnSum,
+        "El dropout va sobre la salida de la subcapa, no sobre el residuo.",
+    ),
+]
