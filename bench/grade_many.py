@@ -13,7 +13,6 @@ Mide, en un curso temporal (el repositorio no se toca):
 Uso: python bench/grade_many.py [--students 20] [--skip-labs] [--interleave]
 """
 
-import argparse
 import os
 import platform
 import shutil
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 from course import labs
+from course.argparse_es import ArgumentParser
 from course.commands import grade
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,8 +65,10 @@ def kernel_and_torch_seconds(repeat: int = 3) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=20)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--students", type=int, default=20, metavar="N", help="estudiantes de la clase sintética"
+    )
     parser.add_argument("--skip-labs", action="store_true", help="sin la medida 1")
     parser.add_argument(
         "--interleave", action="store_true", help="mide en el orden 1, 2, 2, 1 procesos"

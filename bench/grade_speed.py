@@ -7,7 +7,6 @@ en un curso temporal. ``check`` se mide en frío (sin caché) y en caliente.
 Uso: python bench/grade_speed.py [--repeat N]
 """
 
-import argparse
 import os
 import shutil
 import statistics
@@ -16,6 +15,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from course.argparse_es import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 LAB = "01_atencion"
@@ -51,8 +52,10 @@ def nbgrader_seconds(env: dict[str, str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--repeat", type=int, default=3, metavar="N", help="repeticiones de cada medida"
+    )
     args = parser.parse_args()
     rows = {"check (frío, sin caché)": [], "check (en caliente)": [], "nbgrader a secas": []}
     for _ in range(args.repeat):

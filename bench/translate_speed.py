@@ -9,24 +9,37 @@ Objetivos en CPU: voraz <= 20 s, haz 5 <= 90 s.
 Uso: ``python bench/translate_speed.py runs/cpu/best.pt --device cpu --beams 1 5``.
 """
 
-import argparse
 import platform
 import time
 
 import torch
 
 from course import data
+from course.argparse_es import ArgumentParser
 from course.decoding import bleu, translate
 from course.train import load_model
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", help="punto de control (best.pt, last.pt...)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--beams", type=int, nargs="+", default=[1, 5])
-    parser.add_argument("--batch-size", type=int, default=128, help="frases por lote")
-    parser.add_argument("--pairs", type=int, default=None, help="solo las N primeras frases")
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "checkpoint", metavar="ARCHIVO", help="punto de control (best.pt, last.pt...)"
+    )
+    parser.add_argument(
+        "--device", default="cpu", metavar="DISPOSITIVO", help="dispositivo de PyTorch (cpu, cuda)"
+    )
+    parser.add_argument(
+        "--beams",
+        type=int,
+        nargs="+",
+        default=[1, 5],
+        metavar="N",
+        help="anchos de haz que se miden",
+    )
+    parser.add_argument("--batch-size", type=int, default=128, metavar="N", help="frases por lote")
+    parser.add_argument(
+        "--pairs", type=int, default=None, metavar="N", help="solo las N primeras frases"
+    )
     parser.add_argument(
         "--reference-attention",
         action="store_true",

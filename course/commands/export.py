@@ -7,15 +7,32 @@ entrega no se pudo calificar). ``assignment`` es el laboratorio y ``score``/``ma
 los puntos y el máximo (100). Se leen del libro de notas, así que incluyen las notas
 manuales puestas en Formgrader; las entregas que no se pudieron calificar salen con 0 y
 el motivo en ``error``.
+
+Con ``--excel`` el CSV es para hojas de cálculo configuradas en español (Excel,
+LibreOffice Calc): punto y coma entre columnas, coma decimal y BOM UTF-8, que es lo que
+esperan para abrirlo en columnas y con los acentos bien.
 """
 
 import csv
+import errno
 import sys
 import warnings
 from pathlib import Path
 
 from course import labs
 from course.grading import results
+from course.labs import CourseError
+from course.text import shorten
+
+NUMBERS = ("raw_score", "late_submission_penalty", "score", "max_score")
+REASONS = {
+    errno.ENOENT: "la carpeta no existe",
+    errno.EACCES: "no tienes permiso para escribir ahí",
+    errno.EPERM: "no tienes permiso para escribir ahí",
+    errno.EISDIR: "es una carpeta",
+    errno.EROFS: "el disco es de solo lectura",
+    errno.ENOSPC: "no queda espacio en el disco",
+}
 
 COLUMNS = [
     "assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -55,7 +72,7 @@ def rows(root: Path = labs.REPO) -> list[dict]:
                 **dict.fromkeys(COLUMNS, ""),
                 "assignment": result.lab, "student_id": result.student, "raw_score": 0,
                 "late_submission_penalty": 0, "score": 0, "max_score": 100,
-                "needs_manual_grade": 0, "error": result.error.splitlines()[0][:300],
+                "needs_manual_grade": 0, "error": shorten(result.error.splitlines()[0]),
             }  # fmt: skip
     return [found[key] for key in sorted(found)]
 
@@ -64,18 +81,29 @@ def _number(value) -> str:
     return f"{value or 0:g}"
 
 
-def run(output: str = "notas.csv", root: Path = labs.REPO) -> int:
+def run(output: str = "notas.csv", root: Path = labs.REPO, excel: bool = False) -> int:
     table = rows(root)
+    if excel:
+        table = [row | {k: row[k].replace(".", ",") for k in NUMBERS} for row in table]
     if output == "-":
-        _write(sys.stdout, table)
-    else:
-        with open(output, "w", newline="", encoding="utf-8") as handle:
-            _write(handle, table)
-        print(f"{len(table)} notas escritas en {output}.")
+        _write(sys.stdout, table, excel)
+        return 0
+    try:
+        with open(output, "w", newline="", encoding="utf-8-sig" if excel else "utf-8") as handle:
+            _write(handle, table, excel)
+    except OSError as error:
+        reason = REASONS.get(error.errno, "el sistema no deja escribir el archivo")
+        raise CourseError(
+            f"No puedo escribir las notas en «{output}»: {reason}. Elige otra ruta con -o"
+            " (p. ej. -o notas.csv)."
+        ) from None
+    print(f"{len(table)} notas escritas en {output}.")
     return 0
 
 
-def _write(handle, table: list[dict]) -> None:
-    writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+def _write(handle, table: list[dict], excel: bool = False) -> None:
+    writer = csv.DictWriter(
+        handle, fieldnames=COLUMNS, lineterminator="\n", delimiter=";" if excel else ","
+    )
     writer.writeheader()
     writer.writerows(table)

@@ -13,7 +13,6 @@ existen.
 
 import html
 import re
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -21,15 +20,18 @@ import nbformat
 from course import labs
 from course.grading import nbgrader_config, results
 from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test
+from course.labs import CourseError
+from course.text import student_message
 
 
 def run(
     lab_ids: list[str] | None = None, students: list[str] | None = None, root: Path = labs.REPO
 ) -> int:
+    found = results.read_all(root / "autograded")
+    _require_known(lab_ids, students, found)
     written = 0
-    manual = _manual_scores(root / "gradebook.db")
     safe = SafeFeedback(config=nbgrader_config(root))
-    for result in results.read_all(root / "autograded"):
+    for result in results.with_manual_scores(found, root / "gradebook.db"):
         if (lab_ids and result.lab not in lab_ids) or (students and result.student not in students):
             continue
         graded = root / "autograded" / result.student / result.lab / f"{result.lab}.ipynb"
@@ -37,10 +39,6 @@ def run(
         hidden = _hidden_ids(notebook)
         if notebook is not None:
             notebook, _ = safe.preprocess(notebook, {})
-        for cell in result.cells:
-            key = (result.student, result.lab, cell["grade_id"])
-            if key in manual:
-                cell["points"] = manual[key]
         target = root / "feedback" / result.student / result.lab / f"{result.lab}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(result, notebook, hidden), encoding="utf-8")
@@ -49,23 +47,19 @@ def run(
     return 0
 
 
-def _manual_scores(db: Path) -> dict[tuple[str, str, str], float]:
-    """Notas puestas a mano en Formgrader: (estudiante, lab, grade id) -> puntos."""
-    if not db.exists():
-        return {}
-    from nbgrader.api import Gradebook
-
-    scores = {}
-    with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gradebook:
-        warnings.simplefilter("ignore")
-        for assignment in gradebook.assignments:
-            for submission in gradebook.assignment_submissions(assignment.name):
-                for notebook in submission.notebooks:
-                    for grade in notebook.grades:
-                        if grade.manual_score is not None:
-                            key = (submission.student.id, assignment.name, grade.name)
-                            scores[key] = grade.manual_score
-    return scores
+def _require_known(
+    lab_ids: list[str] | None, students: list[str] | None, found: list[results.Result]
+) -> None:
+    """Un laboratorio o estudiante que no existe es un error (código 2) que lista los que hay."""
+    for lab_id in lab_ids or []:
+        labs.get(lab_id)
+    known = sorted({result.student for result in found})
+    for student in students or []:
+        if student not in known:
+            listed = ", ".join(known) if known else "ninguno (ejecuta antes python -m course grade)"
+            raise CourseError(
+                f"Estudiante desconocido: «{student}». Estudiantes calificados: {listed}."
+            )
 
 
 def _hidden_ids(notebook: nbformat.NotebookNode | None) -> set[str]:
@@ -97,7 +91,7 @@ def summary(result: results.Result, hidden: set[str]) -> str:
             else "pregunta abierta" if cell["grade_id"].startswith("pregunta") else "ejercicio"
         )  # fmt: skip
         ok = cell["points"] is not None and cell["points"] >= cell["max_points"]
-        message = cell["message"].splitlines()[0][:500] if cell["message"] and not ok else ""
+        message = student_message(cell["message"], 500) if not ok else ""
         if secret and not ok:
             message = "no superada (las pruebas ocultas no muestran su mensaje)"
         rows.append(
@@ -110,7 +104,8 @@ def summary(result: results.Result, hidden: set[str]) -> str:
         f"<p>Estudiante: <b>{html.escape(result.student)}</b> · calificado el {result.graded_at}</p>"
     )
     if result.error:
-        return head + f"<p class='error'>No se pudo calificar: {html.escape(result.error)}</p>"
+        reason = html.escape(student_message(result.error, 500))
+        return head + f"<p class='error'>No se pudo calificar: {reason}</p>"
     pending = sum(c["max_points"] for c in result.cells if c["points"] is None)
     return head + (
         f"<p>Puntos: <b>{total:g} / {result.max_points:g}</b>"

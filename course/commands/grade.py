@@ -41,6 +41,7 @@ from pathlib import Path
 from course import labs
 from course.grading import files, results
 from course.labs import CourseError
+from course.text import shorten
 
 STUDENT_ID = re.compile(r"^[\w.@+-]+$")
 FLAT_ENTRY = re.compile(r"^(?P<student>[\w.@+-]+?)_(?P<lab>\d\d_[a-z0-9]+)\.ipynb$")
@@ -77,6 +78,8 @@ def run(
     memory_gib: float = 4.0,
 ) -> int:
     autograded = root / "autograded"
+    for lab_id in lab_ids or []:
+        labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
     settings = Settings(timeout, sandboxed, memory_gib)
     if not merge_only:
         _require_sandbox(sandboxed)
@@ -91,11 +94,11 @@ def run(
             grade_all(tasks, autograded, jobs or os.cpu_count() or 1, settings, progress)
     everything = results.read_all(autograded)
     merged = results.merge(everything, root / "gradebook.db")
-    print(table(everything))
+    print(table(results.with_manual_scores(everything, root / "gradebook.db")))
     errors = [r for r in everything if r.error]
     print(f"\n{merged} entregas en gradebook.db; {len(errors)} sin calificar.")
     for result in errors:
-        print(f"  ✘ {result.student} · {result.lab}: {result.error.splitlines()[0][:300]}")
+        print(f"  ✘ {result.student} · {result.lab}: {shorten(result.error.splitlines()[0])}")
     return 1 if errors else 0
 
 
@@ -308,7 +311,10 @@ def _points(value: float) -> str:
 
 
 def table(found: list[results.Result]) -> str:
-    """Tabla estudiante × laboratorio: puntos / máximo del laboratorio (``error`` si no se pudo)."""
+    """Tabla estudiante × laboratorio: puntos / máximo del laboratorio (``error`` si no se pudo).
+
+    Con ``found`` de :func:`results.with_manual_scores`, la misma nota que ``gradebook.db``.
+    """
     lab_ids = [lab for lab in labs.LABS if any(r.lab == lab for r in found)]
     students = sorted({r.student for r in found})
     cell = {(r.student, r.lab): r for r in found}

@@ -150,9 +150,9 @@ def _one_transaction(gradebook):
 def merge(results: list[Result], db: Path) -> int:
     """Pasa los puntos automáticos al libro de notas de nbgrader; devuelve cuántas entregas.
 
-    Respeta las notas manuales que ya hubiera (como ``nbgrader autograde``): solo cambia
-    ``auto_score`` y marca para revisión lo que la necesita. Si el laboratorio no está
-    en el libro de notas, copia su definición del curso preparado por ``course.grading``.
+    Respeta las notas manuales que ya hubiera: solo cambia ``auto_score`` y marca para
+    revisión lo que la necesita (:func:`_update_grade`). Si el laboratorio no está en el
+    libro de notas, copia su definición del curso preparado por ``course.grading``.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -185,11 +185,56 @@ def merge(results: list[Result], db: Path) -> int:
                             file=sys.stderr,
                         )
                         continue
-                    grade.auto_score = cell["points"]
-                    grade.needs_manual_grade = (
-                        grade.manual_score is not None or grade.auto_score is None
-                    )
+                    _update_grade(grade, cell["points"])
     return len(good)
+
+
+def _update_grade(grade, points: float | None) -> None:
+    """Pone la nota automática de una celda sin deshacer lo que calificó una persona.
+
+    Sin nota manual, la celda pide revisión si no tiene nota automática (una pregunta
+    abierta). Con nota manual, se queda como la dejó la persona en Formgrader, salvo que
+    la nota automática cambie: entonces la nota manual se puso sobre otro resultado y se
+    marca para revisarla. (``nbgrader autograde`` la marca siempre; una recalificación
+    volvía a pedir la corrección manual ya hecha.)
+    """
+    changed = grade.auto_score != points
+    grade.auto_score = points
+    if grade.manual_score is None:
+        grade.needs_manual_grade = points is None
+    elif changed:
+        grade.needs_manual_grade = True
+
+
+def manual_scores(db: Path) -> dict[tuple[str, str, str], float]:
+    """Notas puestas a mano en Formgrader: (estudiante, lab, grade id) -> puntos."""
+    if not db.exists():
+        return {}
+    from nbgrader.api import Gradebook
+
+    scores = {}
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gradebook:
+        warnings.simplefilter("ignore")
+        for assignment in gradebook.assignments:
+            for submission in gradebook.assignment_submissions(assignment.name):
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.manual_score is not None:
+                            key = (submission.student.id, assignment.name, grade.name)
+                            scores[key] = grade.manual_score
+    return scores
+
+
+def with_manual_scores(found: list[Result], db: Path) -> list[Result]:
+    """``found`` con las notas manuales de ``gradebook.db`` en lugar de las automáticas
+    (lo que cuenta nbgrader: la nota manual, si la hay)."""
+    scores = manual_scores(db)
+    for result in found:
+        for cell in result.cells:
+            key = (result.student, result.lab, cell["grade_id"])
+            if key in scores:
+                cell["points"] = scores[key]
+    return found
 
 
 def _copy_assignment(course: Path, lab_id: str, gradebook) -> None:
