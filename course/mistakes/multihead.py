@@ -1,0 +1,353 @@
+"""Errores típicos del laboratorio 4 (atención multicabeza), como mutantes de la referencia.
+
+Cada mutante es la referencia con un solo error realista. Este módulo no va a los
+estudiantes: su código vale tanto como una respuesta.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course.mistakes import Mistake
+from course.reference import multihead as ref
+from course.reference.attention import scaled_dot_product_attention
+
+LAB = "04_multicabeza"
+
+
+# Ejercicio 1 · split_heads
+
+
+def split_heads_direct_reshape(x, num_heads):
+    B, T, D = x.shape
+    return x.reshape(B, num_heads, T, D // num_heads)
+
+
+def split_heads_without_transpose(x, num_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, num_heads, D // num_heads)
+
+
+def split_heads_interleaved(x, num_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, D // num_heads, num_heads).permute(0, 3, 1, 2)
+
+
+def split_heads_contiguous(x, num_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, num_heads, D // num_heads).transpose(1, 2).contiguous()
+
+
+# Ejercicio 2 · merge_heads
+
+
+def merge_heads_without_transpose(x):
+    B, H, T, d_k = x.shape
+    return x.reshape(B, T, H * d_k)
+
+
+def merge_heads_interleaved(x):
+    B, H, T, d_k = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)
+
+
+def merge_heads_summed(x):
+    return x.sum(dim=1)
+
+
+# Ejercicio 3 · MultiHeadAttention
+
+
+class MultiHeadAttentionWithoutHeadAxis(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class MultiHeadAttentionWithoutBias(ref.MultiHeadAttention):
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        super().__init__(d_model, num_heads, dropout)
+        self.w_q = nn.Linear(d_model, d_model, bias=False)
+        self.w_k = nn.Linear(d_model, d_model, bias=False)
+        self.w_v = nn.Linear(d_model, d_model, bias=False)
+        self.w_o = nn.Linear(d_model, d_model, bias=False)
+
+
+class MultiHeadAttentionWithoutOutputProjection(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return ref.merge_heads(out), weights
+
+
+class MultiHeadAttentionMergeWithoutTranspose(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        B, T_q, D = query.shape
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(out.reshape(B, T_q, D)), weights
+
+
+class MultiHeadAttentionQueryEverywhere(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(query), self.num_heads)
+        v = ref.split_heads(self.w_v(query), self.num_heads)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class MultiHeadAttentionWithoutDropout(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class MultiHeadAttentionDropoutOnOutput(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.dropout(self.w_o(ref.merge_heads(out))), weights
+
+
+class MultiHeadAttentionWithoutValueError(ref.MultiHeadAttention):
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        nn.Module.__init__(self)
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.w_q, self.w_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.w_v, self.w_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+
+# Ejercicio 4 · multihead_by_loop
+
+
+def _loop(mha, query, key, value, mask, *, bias=True, head_axis=False):
+    H = mha.num_heads
+    d_k = query.size(-1) // H
+    if mask is not None and head_axis:
+        mask = mask.unsqueeze(-3)
+    outputs, weights = [], []
+    for h in range(H):
+        rows = slice(h * d_k, (h + 1) * d_k)
+        q, k, v = (
+            F.linear(t, lin.weight[rows], lin.bias[rows] if bias else None)
+            for lin, t in ((mha.w_q, query), (mha.w_k, key), (mha.w_v, value))
+        )
+        out, w = scaled_dot_product_attention(q, k, v, mask)
+        outputs.append(out)
+        weights.append(w)
+    return outputs, weights
+
+
+def loop_without_bias(mha, query, key, value, mask=None):
+    outputs, weights = _loop(mha, query, key, value, mask, bias=False)
+    return mha.w_o(torch.cat(outputs, dim=-1)), torch.stack(weights, dim=1)
+
+
+def loop_without_output_projection(mha, query, key, value, mask=None):
+    outputs, weights = _loop(mha, query, key, value, mask)
+    return torch.cat(outputs, dim=-1), torch.stack(weights, dim=1)
+
+
+def loop_stack_heads_first(mha, query, key, value, mask=None):
+    outputs, weights = _loop(mha, query, key, value, mask)
+    return mha.w_o(torch.cat(outputs, dim=-1)), torch.stack(weights, dim=0)
+
+
+def loop_mask_with_head_axis(mha, query, key, value, mask=None):
+    outputs, weights = _loop(mha, query, key, value, mask, head_axis=True)
+    return mha.w_o(torch.cat(outputs, dim=-1)), torch.stack(weights, dim=1)
+
+
+# Ejercicio 5 · attention_entropy
+
+
+def entropy_nan_at_zero(weights):
+    return -(weights * weights.log()).sum(dim=-1)
+
+
+def entropy_epsilon_in_log(weights):
+    return -(weights * torch.log(weights + 1e-9)).sum(dim=-1)
+
+
+def entropy_without_minus(weights):
+    return torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+def entropy_log2(weights):
+    return -(torch.special.xlogy(weights, weights) / torch.log(torch.tensor(2.0))).sum(dim=-1)
+
+
+def entropy_mean(weights):
+    return -torch.special.xlogy(weights, weights).mean(dim=-1)
+
+
+MISTAKES = [
+    Mistake(
+        exercise="ej1_split_heads",
+        replaces="split_heads",
+        mutant=split_heads_direct_reshape,
+        message="¿Cambias la forma directamente a (B, H, T, d_k)? Así se mezclan trozos de tokens distintos.",
+    ),
+    Mistake(
+        exercise="ej1_split_heads",
+        replaces="split_heads",
+        mutant=split_heads_without_transpose,
+        message="¿Falta adelantar el eje de las cabezas? Tras el reshape la forma es (B, T, H, d_k).",
+    ),
+    Mistake(
+        exercise="ej1_split_heads",
+        replaces="split_heads",
+        mutant=split_heads_interleaved,
+        message="¿Partes D como (d_k, H) en lugar de (H, d_k)? Cada cabeza debe quedarse con d_k columnas seguidas.",
+    ),
+    Mistake(
+        exercise="ej1_split_heads",
+        replaces="split_heads",
+        mutant=split_heads_contiguous,
+        message="¿usas .contiguous(), clone() o torch.stack?",
+    ),
+    Mistake(
+        exercise="ej2_merge_heads",
+        replaces="merge_heads",
+        mutant=merge_heads_without_transpose,
+        message="¿Falta devolver las cabezas detrás de los tokens antes del reshape? Sin eso se concatenan tokens en lugar de cabezas.",
+    ),
+    Mistake(
+        exercise="ej2_merge_heads",
+        replaces="merge_heads",
+        mutant=merge_heads_interleaved,
+        message="¿Concatenas las cabezas componente a componente? Cada cabeza debe ocupar d_k columnas seguidas.",
+    ),
+    Mistake(
+        exercise="ej2_merge_heads",
+        replaces="merge_heads",
+        mutant=merge_heads_summed,
+        message="¿Sumas o promedias las cabezas? Hay que concatenarlas: D = H · d_k.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionWithoutHeadAxis,
+        message="¿Falta añadir a la máscara el eje de las cabezas? Sin él, la cabeza h usa la máscara de la frase h.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionWithoutBias,
+        message="¿Creas las proyecciones con bias=False?",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionWithoutOutputProjection,
+        message="¿Olvidas aplicar w_o a las cabezas unidas?",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionMergeWithoutTranspose,
+        message="¿Unes las cabezas con un reshape directo? Usa tu merge_heads: sin el transpose se mezclan tokens.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionQueryEverywhere,
+        message="¿Proyectas key y value a partir de query? En la atención cruzada vienen de otra secuencia.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionWithoutDropout,
+        message="¿Pasas self.dropout a scaled_dot_product_attention? En modo entrenamiento la salida no cambia.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionDropoutOnOutput,
+        message="¿Aplicas el dropout a la salida? Debe actuar sobre los pesos de atención.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionWithoutValueError,
+        message="MultiHeadAttention(6, 4) debería lanzar ValueError",
+    ),
+    Mistake(
+        exercise="ej4_bucle_cabezas",
+        replaces="multihead_by_loop",
+        mutant=loop_without_bias,
+        message="¿Olvidas el sesgo de las proyecciones (las mismas filas de bias)?",
+    ),
+    Mistake(
+        exercise="ej4_bucle_cabezas",
+        replaces="multihead_by_loop",
+        mutant=loop_without_output_projection,
+        message="¿Olvidas aplicar mha.w_o a la concatenación?",
+    ),
+    Mistake(
+        exercise="ej4_bucle_cabezas",
+        replaces="multihead_by_loop",
+        mutant=loop_stack_heads_first,
+        message="¿Apilas los pesos en el eje 0? Las cabezas van en el eje 1: (B, H, T_q, T_k).",
+    ),
+    Mistake(
+        exercise="ej4_bucle_cabezas",
+        replaces="multihead_by_loop",
+        mutant=loop_mask_with_head_axis,
+        message="¿Añades a la máscara un eje de cabezas? En el bucle cada cabeza es una atención (B, T_q, T_k) y la máscara se usa tal cual.",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_nan_at_zero,
+        message="¿Calculas 0 · log 0? Da nan: las posiciones con peso 0 deben aportar 0.",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_epsilon_in_log,
+        message="¿Sumas un ε dentro del logaritmo? Cambia un poco todas las entropías: solo los pesos 0 deben tratarse aparte.",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_without_minus,
+        message="¿Falta el signo menos? La entropía es -Σ p log p, siempre ≥ 0.",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_log2,
+        message="¿Usas log2? La entropía se pide en nats, con el logaritmo natural.",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_mean,
+        message="¿Promedias en lugar de sumar sobre las claves?",
+    ),
+]
