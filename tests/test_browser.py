@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from interface_strings import english_words, words
 
 from course import labs
 from course.commands import jupyter_es
@@ -202,3 +203,130 @@ def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, 
     page.screenshot(path=tmp_path / "5_formgrader.png")
     print(f"Formgrader: {time.monotonic() - start:.1f} s")
     assert time.monotonic() - start < 60
+
+
+# Etiquetas visibles de un trozo de la página: textos, títulos (los botones de icono no
+# tienen otro texto), marcadores y opciones. Fuera: atajos de teclado, el contenido del
+# cuaderno, nombres de archivo y rutas, que no son de la interfaz.
+COLLECT = r"""(root) => {
+  const skip = [
+    ".lm-Menu-itemShortcut", ".jp-InputArea-editor", ".jp-OutputArea", ".jp-MarkdownOutput",
+    ".jp-DirListing-itemName", ".jp-DirListing-itemModified", ".jp-BreadCrumbs", ".cm-editor",
+    ".jp-RunningSessions-itemLabel", ".jp-TableOfContents-content", ".jp-InputPrompt",
+    ".jp-OutputPrompt", "script", "style",
+  ].join(", ");
+  const seen = [];
+  const visible = (el) => el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+  const roots = typeof root === "string" ? [...document.querySelectorAll(root)] : [document.body];
+  for (const top of roots) {
+    const walker = document.createTreeWalker(top, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const text = walker.currentNode.textContent.replace(/\s+/g, " ").trim();
+      const el = walker.currentNode.parentElement;
+      if (text && el && !el.closest(skip) && visible(el)) seen.push(text);
+    }
+    for (const el of [top, ...top.querySelectorAll("[title], [placeholder], option")]) {
+      if (el.closest(skip) || !visible(el.tagName === "OPTION" ? el.parentElement : el)) continue;
+      for (const text of [el.getAttribute("title"), el.getAttribute("placeholder")]) {
+        if (text && text.trim()) seen.push(text.replace(/\s+/g, " ").trim());
+      }
+      if (el.tagName === "OPTION") seen.push(el.textContent.trim());
+    }
+  }
+  return seen;
+}
+"""
+# Palabras de los textos ingleses de la interfaz que también son españolas o son nombres.
+ALLOWED = {
+    "no", "error", "editor", "terminal", "panel", "local", "simple", "control", "variable",
+    "variables", "selector", "inspector", "general", "normal", "total", "final", "actual",
+    "python", "ipykernel", "jupyter", "jupyterlab", "nbgrader", "markdown", "codemirror",
+    "html", "css", "json", "yaml", "pdf", "csv", "tsv", "latex", "javascript", "js", "id",
+    "ctrl", "shift", "alt", "enter", "esc", "mb", "kb", "url",
+}  # fmt: skip
+
+
+def _screen(page, selector: str) -> list[str]:
+    return list(dict.fromkeys(page.evaluate(COLLECT, selector)))
+
+
+def _english(labels: list[str]) -> list[str]:
+    vocabulary = english_words() - ALLOWED
+    return [label for label in labels if words(label) & vocabulary]
+
+
+def _command(page, command: str) -> None:
+    page.evaluate(f"window.jupyterapp.commands.execute({command!r})")
+
+
+def _open_menus(page) -> list[str]:
+    """Etiquetas del menú abierto y de sus submenús (pasando el ratón por cada uno)."""
+    page.wait_for_selector(".lm-Menu")
+    labels = _screen(page, ".lm-Menu")
+    count = page.locator(".lm-Menu").first.locator(".lm-Menu-item[data-type='submenu']").count()
+    for index in range(count):
+        page.locator(".lm-Menu").first.locator(".lm-Menu-item[data-type='submenu']").nth(
+            index
+        ).hover()
+        page.wait_for_function("document.querySelectorAll('.lm-Menu').length > 1")
+        labels += _screen(page, ".lm-Menu")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    return list(dict.fromkeys(labels))
+
+
+def _screens(page) -> dict[str, list[str]]:
+    screens = {"barra de menús": _screen(page, ".lm-MenuBar")}
+    titles = page.locator(".lm-MenuBar-item")
+    for index in range(titles.count()):
+        title = titles.nth(index).text_content()
+        titles.nth(index).click()
+        screens[f"menú {title}"] = _open_menus(page)
+    screens["barra de herramientas del cuaderno"] = _screen(page, f"{PANEL} .jp-Toolbar")
+    _cell(page, 1).locator(".jp-InputArea-prompt").click(button="right")
+    screens["menú contextual de la celda"] = _open_menus(page)
+    screens["barra de estado"] = _screen(page, "#jp-main-statusbar")
+    for side in ("left", "right"):
+        tabs = page.locator(f".jp-SideBar.jp-mod-{side} .lm-TabBar-tab")
+        labels = _screen(page, f".jp-SideBar.jp-mod-{side}")
+        for index in range(tabs.count()):
+            tabs.nth(index).click()
+            page.wait_for_timeout(300)
+            labels += _screen(page, f"#jp-{side}-stack")
+        tabs.first.click()  # lo cierra otra vez
+        name = "izquierda" if side == "left" else "derecha"
+        screens[f"barra lateral {name}"] = list(dict.fromkeys(labels))
+    _command(page, "launcher:create")
+    page.wait_for_selector(".jp-Launcher-body")
+    screens["lanzador"] = _screen(page, ".jp-Launcher-body") + _screen(
+        page, ".lm-DockPanel-tabBar .lm-mod-current"
+    )
+    _command(page, "nbgrader:open-assignment-list")
+    page.wait_for_selector("#nbgrader-assignment-list .panel-heading")
+    page.wait_for_timeout(1000)
+    screens["nbgrader: lista de tareas"] = _screen(page, "#nbgrader-assignment-list")
+    _command(page, "nbgrader:open-course-list")
+    page.wait_for_selector("#nbgrader-course-list")
+    page.wait_for_timeout(1000)
+    screens["nbgrader: lista de cursos"] = _screen(page, "#nbgrader-course-list")
+    return screens
+
+
+def test_interface_labels_are_spanish(server, page, tmp_path):
+    base, token, _ = server
+    page = page.context.new_page()
+    page.goto(f"{base}/lab/tree/{NOTEBOOK}?reset&token={token}")
+    page.wait_for_selector(f"{PANEL} .jp-Cell")
+    _wait_idle(page)
+    screens = _screens(page)
+    page.screenshot(path=tmp_path / "interfaz.png")
+    english = {name: _english(labels) for name, labels in screens.items()}
+    for name, labels in screens.items():
+        spanish = len(labels) - len(english[name])
+        print(f"{name}: {spanish}/{len(labels)} etiquetas en español")
+    total = sum(map(len, screens.values()))
+    wrong = sum(map(len, english.values()))
+    print(f"en total: {total - wrong}/{total} ({100 * (total - wrong) / total:.1f} %)")
+    assert not any(english.values()), "etiquetas en inglés:\n" + "\n".join(
+        f"{name}: {labels}" for name, labels in english.items() if labels
+    )

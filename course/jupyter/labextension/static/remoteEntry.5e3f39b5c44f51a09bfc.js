@@ -1,0 +1,200 @@
+// Generado por extension/build.py a partir de extension/src/plugin.js y
+// extension/nbgrader_es.json: no lo edites a mano.
+var _JUPYTERLAB;
+(_JUPYTERLAB = typeof _JUPYTERLAB === "undefined" ? {} : _JUPYTERLAB)["@curso-transformer/nbgrader-es"] = (function () {
+  "use strict";
+  const TEXTS = {
+  "(feedback available to fetch)": "(devolución lista para descargar)",
+  "(view feedback)": "(ver la devolución)",
+  "Assignment List": "Lista de tareas",
+  "Assignment not submitted:": "Tarea no entregada:",
+  "Assignments": "Tareas",
+  "At least one cell has an invalid nbgrader ID. Cell IDs must contain at least one character, and may only contain letters, numbers, hyphens, and/or underscores.": "Al menos una celda tiene un id. de nbgrader no válido. Los id. de celda deben tener al menos un carácter y solo pueden contener letras, números, guiones y guiones bajos.",
+  "Autograded answer": "Respuesta autocalificada",
+  "Autograded tests": "Pruebas autocalificadas",
+  "Available formgraders": "Formgraders disponibles",
+  "Cannot save notebook": "No se puede guardar el cuaderno",
+  "Course List": "Lista de cursos",
+  "Courses": "Cursos",
+  "Create Assignment": "Crear tarea",
+  "Create assignment": "Crear tarea",
+  "Downloaded assignments": "Tareas descargadas",
+  "Duplicate nbgrader cell ID": "Id. de celda de nbgrader repetido",
+  "Error fetching assignment.": "Error al descargar la tarea.",
+  "Error fetching courses!": "¡Error al cargar los cursos!",
+  "Error fetching feedback.": "Error al descargar la devolución.",
+  "Error submitting assignment.": "Error al entregar la tarea.",
+  "Error validating assignment.": "Error al validar la tarea.",
+  "Fetch": "Descargar",
+  "Fetch Feedback": "Descargar la devolución",
+  "Fetching Feedback...": "Descargando la devolución…",
+  "Fetching...": "Descargando…",
+  "Formgrader": "Formgrader (calificar)",
+  "Formgrader (local)": "Formgrader (calificar, local)",
+  "ID:": "Id.:",
+  "Invalid Submission": "Entrega no válida",
+  "Invalid nbgrader cell ID": "Id. de celda de nbgrader no válido",
+  "Loading, please wait...": "Cargando, espera…",
+  "Manually graded answer": "Respuesta calificada a mano",
+  "Manually graded task": "Tarea calificada a mano",
+  "Nbgrader Create Assignment": "Crear tarea de nbgrader",
+  "No courses found.": "No se encontró ningún curso.",
+  "Outdated schema version": "Versión de metadatos anticuada",
+  "Please see the documentation on": "Consulta la documentación en",
+  "Points:": "Puntos:",
+  "Read-only": "Solo lectura",
+  "Refresh assignments list": "Actualizar la lista de tareas",
+  "Refresh formgrader list": "Actualizar la lista de Formgraders",
+  "Released assignments": "Tareas publicadas",
+  "Released, downloaded, and submitted assignments for course:": "Tareas publicadas, descargadas y entregadas del curso:",
+  "Student changes will be overwritten": "Los cambios del estudiante se sobrescribirán",
+  "Submit": "Entregar",
+  "Submitted assignments": "Tareas entregadas",
+  "Success! Your notebook passes all the tests.": "¡Bien! Tu cuaderno supera todas las pruebas.",
+  "The exchange directory does not exist and could": "La carpeta de intercambio no existe y no se pudo",
+  "The following cell failed:": "Esta celda falló:",
+  "The following cell passed:": "Esta celda pasó:",
+  "The source of the following cell has changed, but it should not have!": "El código de esta celda ha cambiado, y no debería.",
+  "There are no assignments to fetch.": "No hay tareas que descargar.",
+  "There are no available formgrader services.": "No hay ningún servicio de Formgrader disponible.",
+  "There are no downloaded assignments.": "No hay tareas descargadas.",
+  "There are no submitted assignments.": "No hay tareas entregadas.",
+  "There was an error running the validate command:": "Hubo un error al ejecutar la validación:",
+  "Toggle Dropdown": "Abrir o cerrar la lista",
+  "Total points:": "Puntos totales:",
+  "Type:": "Tipo:",
+  "Validate": "Validar",
+  "Validate Assignment": "Validar la tarea",
+  "Validating...": "Validando…",
+  "Validation Results": "Resultado de la validación",
+  "Validation failed": "La validación falló",
+  "Version Mismatch": "Versiones distintas",
+  "for instructions.": "para saber cómo configurarla.",
+  "not be created. The \"release\" and \"collect\" functionality will not be available.": "crear. Publicar y recoger tareas no funcionará.",
+  "submitting...": "entregando…"
+};
+  const PREFIXES = {"Cannot check version: ": "No se puede comprobar la versión: ", "Cannot validate: ": "No se puede validar: "};
+  // Las etiquetas de nbgrader en español.
+  //
+  // La extensión de nbgrader 0.9.6 escribe sus textos en inglés directamente en la página
+  // (no usa el traductor de JupyterLab), así que ningún paquete de idioma llega a ellos.
+  // Este complemento observa la página y cambia, solo dentro de lo que dibuja nbgrader
+  // (REGIONS), cada texto, título o marcador que coincide entero con uno de TEXTS (o empieza
+  // por uno de PREFIXES). No toca el código de nbgrader: si una versión nueva cambia un
+  // texto, ese texto se queda en inglés y la prueba del navegador lo señala.
+  // TEXTS y PREFIXES vienen de ../nbgrader_es.json (los pone build.py).
+
+  const REGIONS = [
+    "[id^='nbgrader']",
+    "[class*='nbgrader']",
+    ".validate-button",
+    "[data-command^='nbgrader:']",
+    "[data-id^='nbgrader']",
+    "[data-id='formgrader']",
+    ".jp-Dialog",
+  ].join(", ");
+  const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
+  const ATTRIBUTES = ["title", "placeholder", "aria-label"];
+
+  function spanish(text) {
+    const trimmed = text.trim();
+    if (!trimmed) {
+      return null;
+    }
+    const found = TEXTS[trimmed];
+    if (found !== undefined) {
+      return text.replace(trimmed, found);
+    }
+    for (const [english, translated] of Object.entries(PREFIXES)) {
+      if (trimmed.startsWith(english)) {
+        return text.replace(english, translated);
+      }
+    }
+    return null;
+  }
+
+  function inRegion(element) {
+    return element !== null && element.closest(REGIONS) !== null && element.closest(SKIP) === null;
+  }
+
+  function translateText(node) {
+    if (!inRegion(node.parentElement)) {
+      return;
+    }
+    const translated = spanish(node.data);
+    if (translated !== null) {
+      node.data = translated;
+    }
+  }
+
+  function translateAttributes(element) {
+    if (!inRegion(element)) {
+      return;
+    }
+    for (const name of ATTRIBUTES) {
+      const value = element.getAttribute(name);
+      const translated = value === null ? null : spanish(value);
+      if (translated !== null) {
+        element.setAttribute(name, translated);
+      }
+    }
+  }
+
+  function translateTree(root) {
+    if (root.nodeType === Node.TEXT_NODE) {
+      translateText(root);
+      return;
+    }
+    if (root.nodeType !== Node.ELEMENT_NODE) {
+      return;
+    }
+    if (root.closest(REGIONS) === null && root.querySelector(REGIONS) === null) {
+      return;
+    }
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    for (let node = root; node !== null; node = walker.nextNode()) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        translateText(node);
+      } else {
+        translateAttributes(node);
+      }
+    }
+  }
+
+  function observe(mutations) {
+    for (const mutation of mutations) {
+      if (mutation.type === "characterData") {
+        translateText(mutation.target);
+      } else if (mutation.type === "attributes") {
+        translateAttributes(mutation.target);
+      } else {
+        mutation.addedNodes.forEach(translateTree);
+      }
+    }
+  }
+
+  const plugin = {
+    id: "@curso-transformer/nbgrader-es:plugin",
+    description: "Las etiquetas de nbgrader en español.",
+    autoStart: true,
+    activate: () => {
+      new MutationObserver(observe).observe(document.body, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+        attributes: true,
+        attributeFilter: ATTRIBUTES,
+      });
+      translateTree(document.body);
+    },
+  };
+  return {
+    init: function () { return Promise.resolve(); },
+    get: function (module) {
+      if (module !== "./extension") {
+        return Promise.reject(new Error("módulo desconocido: " + module));
+      }
+      return Promise.resolve(function () { return { __esModule: true, default: plugin }; });
+    },
+  };
+})();
