@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from course import examples, guard, mistakes
+from course import hints as spanish_hints
 
 ATOL_F32 = 1e-5
 RTOL_F32 = 1e-4
@@ -251,6 +252,9 @@ def copy_mha_weights(source: nn.MultiheadAttention, target: nn.Module) -> None:
         )
     target.load_state_dict(state, strict=False)
 
+
+# En el núcleo del estudiante, los errores conocidos de PyTorch llevan una línea en español.
+spanish_hints.install()
 
 # Desde aquí, cada comprobación pedida desde el cuaderno verifica antes que el código del
 # estudiante no haya cambiado torch, numpy, este módulo ni la referencia (course.guard), y

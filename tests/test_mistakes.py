@@ -10,10 +10,11 @@ import json
 import math
 from collections import Counter
 
+import nbformat
 import pytest
 import torch
 
-from course import labs, mistakes
+from course import grading, labs, mistakes
 from course.grading import sandbox
 
 CATALOGUED = [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
@@ -136,3 +137,57 @@ def test_hints_run_the_mutants_of_an_exercise_on_other_inputs():
     value = torch.randn(2, 6, 3)
     weights = mistakes.hints("ej5_atencion", query, key, value, pick=1)
     assert weights["¿Devuelves la pareja en el orden (salida, pesos)?"].shape == (2, 5, 3)
+
+
+@pytest.mark.slow
+def test_grading_names_the_mistake_and_adds_spanish_hints(tmp_path):
+    """Calificación real: la prueba visible nombra el error (proceso de calificación), el
+    núcleo aislado tiene las huellas y la pista de PyTorch, y una celda de prueba que falla
+    con un error conocido lleva su pista."""
+    lab = labs.get("01_atencion")
+    notebook = nbformat.read(lab.source, 4)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
+    cells[
+        "ej1_puntuaciones"
+    ].source = "def attention_scores(query, key):\n    return query @ key.transpose(-2, -1)"
+    cells[
+        "ej4_causal"
+    ].source = (
+        "def causal_mask(size):\n    return torch.ones(size, size) @ torch.ones(size + 1, size)"
+    )
+    in_kernel = nbformat.v4.new_code_cell(
+        'q, k, _ = examples.toy_qkv()\nchecks.close("puntuaciones[0]", attention_scores(q, k)[0],'
+        " torch.tensor([1.0, 1.0, 2.0, 1.0]) / math.sqrt(3))"
+    )
+    shapes = nbformat.v4.new_code_cell("torch.ones(3, 4) @ torch.ones(5, 6)")
+    notebook.cells[9:9] = [in_kernel, shapes]
+    path = tmp_path / f"{lab.id}.ipynb"
+    nbformat.write(notebook, path)
+
+    result = grading.grade_notebook(path, lab, keep=tmp_path / "calificado.ipynb")
+
+    messages = {c.grade_id: c.message or "" for c in result.cells}
+    assert "¿Falta dividir entre √d_k?" in messages["ej1_puntuaciones_prueba"]
+    hinted = _outputs(tmp_path / "calificado.ipynb", "ej4_causal_prueba")
+    assert "Pista: producto de matrices con formas 3x3 y 4x3" in hinted
+    graded = nbformat.read(tmp_path / "calificado.ipynb", 4)
+    kernel_text = [_text(c) for c in graded.cells if c.source in (in_kernel.source, shapes.source)]
+    assert "¿Falta dividir entre √d_k?" in kernel_text[0]
+    assert "mat1 and mat2 shapes cannot be multiplied" in kernel_text[1]
+    assert "Pista: producto de matrices con formas 3x4 y 5x6" in kernel_text[1]
+
+
+def _text(cell) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        parts += [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", [])]
+    return "\n".join(parts)
+
+
+def _outputs(path, grade_id: str) -> str:
+    notebook = nbformat.read(path, 4)
+    return "\n".join(
+        _text(c)
+        for c in notebook.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+    )

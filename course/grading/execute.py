@@ -30,6 +30,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, List, Unicode
 
+from course import hints
 from course.grading.agent import MIME
 from course.grading.remote import Channel, StudentError, bind_names
 from course.grading.sandbox import SandboxedKernelManager
@@ -293,8 +294,12 @@ def _describe(error: BaseException) -> tuple[str, str]:
 
 
 def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
-    line = f"{ename}: {evalue}" if evalue else ename
-    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[line])
+    """Salida de error; un error conocido de PyTorch lleva además su pista en español."""
+    lines = [f"{ename}: {evalue}" if evalue else ename]
+    hint = hints.hint(ename, evalue)
+    if hint:
+        lines.append(hint)
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=lines)
 
 
 @contextlib.contextmanager
