@@ -189,10 +189,11 @@ class ToySeq2Seq(nn.Module):
 
     ``encode``: *embedding* del origen. ``decode``: una atención cruzada por posiciones
     (consultas y claves = *embeddings* de posición, valores = ``memory``, con ``src_mask``)
-    más la media de los *embeddings* del destino que ``tgt_mask`` deja ver. Sin capas,
-    normas ni autoatención aprendida. Los pesos son normales de desviación ``scale`` y
-    dependen solo de ``seed``; cada llamada a ``decode`` anota el tamaño del lote en
-    ``decode_batches``.
+    más la media de los *embeddings* del destino que ``tgt_mask`` deja ver, repetida
+    ``layers`` veces (con 2, como en un decodificador de dos capas, la salida de la última
+    posición ya depende de ``tgt_mask``). Sin normas ni autoatención aprendida. Los pesos
+    son normales de desviación ``scale`` y dependen solo de ``seed``; cada llamada a
+    ``decode`` anota el tamaño del lote en ``decode_batches``.
     """
 
     def __init__(
@@ -202,8 +203,10 @@ class ToySeq2Seq(nn.Module):
         max_len: int = 32,
         seed: int = 0,
         scale: float = 1.0,
+        layers: int = 1,
     ):
         super().__init__()
+        self.layers = layers
         self.src_embed = nn.Embedding(vocab_size, d_model)
         self.tgt_embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Embedding(max_len, d_model)
@@ -227,7 +230,9 @@ class ToySeq2Seq(nn.Module):
             scores = scores.masked_fill(~src_mask, float("-inf"))
         weights = scores.softmax(dim=-1)  # (B, T_q, T_k)
         seen = tgt_mask.float() if tgt_mask is not None else torch.ones(T_q, T_q)
-        prefix = seen @ self.tgt_embed(tgt) / seen.sum(dim=-1, keepdim=True).clamp(min=1)
+        prefix = self.tgt_embed(tgt)  # (B, T_q, D)
+        for _ in range(self.layers):
+            prefix = seen @ prefix / seen.sum(dim=-1, keepdim=True).clamp(min=1)
         return weights @ memory + prefix + query, weights.unsqueeze(1)
 
     def forward(self, src, tgt, src_mask, tgt_mask):

@@ -4,6 +4,9 @@ Cada función recibe tensores y devuelve una figura (``matplotlib`` o ``plotly``
 ejes rotulados en español; el cuaderno decide si la muestra.
 """
 
+import base64
+import io
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
@@ -296,13 +299,13 @@ def lr_schedules(
     steps: list[int],
     curves: dict[str, list[float]],
     title: str = "Tasa de aprendizaje por paso",
-):
+) -> "InteractiveFigure":
     """Varias curvas de tasa de aprendizaje en una figura interactiva de ``plotly`` (laboratorio 6).
 
-    Las curvas cuyo nombre empieza igual que otra hasta el primer « · » comparten color,
-    y las de un mismo esquema comparten trazo: con nombres como ``"Noam · warmup=4000"``
-    y ``"coseno · warmup=4000"`` se lee a la vez el esquema (trazo) y el calentamiento
-    (color).
+    El nombre de cada curva es ``"esquema · variante"``: las de un mismo esquema comparten
+    trazo y las de una misma variante comparten color; con ``"Noam · warmup=4000"`` y
+    ``"coseno · warmup=4000"`` se lee a la vez el esquema (trazo) y el calentamiento (color).
+    La figura lleva una imagen fija de reserva para el HTML estático (:class:`InteractiveFigure`).
 
     Args:
         steps: pasos del eje x, comunes a todas las curvas.
@@ -311,22 +314,25 @@ def lr_schedules(
     import plotly.graph_objects as go  # solo quien dibuja con plotly paga su importación
 
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-    dashes = ["solid", "dash", "dot", "dashdot"]
+    dashes = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-."}
     schemes, variants = {}, {}
     fig = go.Figure()
+    image, ax = plt.subplots(figsize=(7.6, 4.2))
     for name, values in curves.items():
         scheme, _, variant = name.partition(" · ")
         color = palette[variants.setdefault(variant, len(variants)) % len(palette)]
-        dash = dashes[schemes.setdefault(scheme, len(schemes)) % len(dashes)]
+        dash = list(dashes)[schemes.setdefault(scheme, len(schemes)) % len(dashes)]
+        rounded = [float(f"{v:.4g}") for v in values]  # 4 cifras bastan y la figura pesa menos
         fig.add_trace(
             go.Scatter(
                 x=list(steps),
-                y=list(values),
+                y=rounded,
                 name=name,
                 mode="lines",
                 line={"color": color, "dash": dash},
             )
         )
+        ax.plot(steps, rounded, color=color, linestyle=dashes[dash], label=name)
     fig.update_layout(
         title=title,
         xaxis_title="paso de optimización",
@@ -336,4 +342,37 @@ def lr_schedules(
         width=760,
         height=420,
     )
-    return fig
+    ax.set_xlabel("paso de optimización")
+    ax.set_ylabel("tasa de aprendizaje")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    image.tight_layout()
+    return InteractiveFigure(fig, image)
+
+
+class InteractiveFigure:
+    """Una figura de ``plotly`` con una imagen fija de reserva, dibujada con matplotlib.
+
+    Al mostrarse ofrece las dos: JupyterLab elige la interactiva; el HTML de la devolución
+    y ``nbconvert``, que no ejecutan el JavaScript de plotly, muestran la imagen PNG.
+
+    Attributes:
+        figure: la figura de ``plotly``.
+        image: el PNG de la imagen fija, en bytes.
+    """
+
+    def __init__(self, figure, image: Figure, dpi: int = 80):
+        self.figure = figure
+        buffer = io.BytesIO()
+        image.savefig(buffer, format="png", dpi=dpi)
+        plt.close(image)
+        self.image = buffer.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, object]:
+        import plotly.io as pio
+
+        bundle = pio.renderers["plotly_mimetype"].to_mimebundle(self.figure.to_dict())
+        bundle["image/png"] = base64.b64encode(self.image).decode("ascii")
+        bundle["text/plain"] = f"<figura interactiva: {self.figure.layout.title.text}>"
+        return bundle

@@ -33,11 +33,22 @@ def test_matplotlib_figures_have_spanish_labels(draw):
 
 
 def test_lr_schedules_is_a_plotly_figure_with_one_trace_per_curve():
-    fig = viz.lr_schedules(
+    shown = viz.lr_schedules(
         [1, 2, 3], {"Noam · warmup=2": [0.1, 0.2, 0.15], "coseno · warmup=2": [0.1, 0.2, 0.1]}
     )
-    assert len(fig.data) == 2
-    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    assert len(shown.figure.data) == 2
+    assert shown.figure.layout.xaxis.title.text and shown.figure.layout.yaxis.title.text
+
+
+def test_lr_schedules_carries_a_static_image_for_html_feedback():
+    """JupyterLab dibuja el tipo MIME de plotly; nbconvert y la devolución, el PNG."""
+    import base64
+
+    shown = viz.lr_schedules([1, 2, 3], {"Noam · warmup=2": [0.1, 0.2, 0.15]}, title="Noam")
+    bundle = shown._repr_mimebundle_()
+    assert bundle["application/vnd.plotly.v1+json"]["data"][0]["y"] == [0.1, 0.2, 0.15]
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    assert "Noam" in bundle["text/plain"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,618 @@
+"""Errores típicos del laboratorio 6 (el Transformer completo), como mutantes de la referencia.
+
+Cada mutante es la referencia (``course.reference.model`` y ``course.reference.training``)
+con un solo error realista. El código de un mutante vale tanto como la respuesta: este
+módulo nunca llega al estudiante.
+"""
+
+import dataclasses
+import math
+
+import torch
+from torch import nn
+
+from course.mistakes import Mistake
+from course.reference import model as ref
+from course.reference import training as ref_training
+from course.reference.attention import causal_mask
+
+LAB = "06_transformer"
+PAD_IDX, BOS_IDX, EOS_IDX, NUM_SPECIAL = 0, 1, 2, 3
+
+
+# --- ejercicio 1: el modelo ensamblado ---------------------------------------------------
+
+
+class WithoutPositional(ref.Transformer):
+    def encode(self, src, src_mask):
+        return self.encoder(self.src_embed(src), src_mask)
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.tgt_embed(tgt), memory, tgt_mask, src_mask)
+
+
+class ScaledTwice(ref.Transformer):
+    def encode(self, src, src_mask):
+        scale = math.sqrt(self.config.d_model)
+        return self.encoder(self.positional(self.src_embed(src) * scale), src_mask)
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        scale = math.sqrt(self.config.d_model)
+        x = self.positional(self.tgt_embed(tgt) * scale)
+        return self.decoder(x, memory, tgt_mask, src_mask)
+
+
+class EncodeWithoutMask(ref.Transformer):
+    def encode(self, src, src_mask):
+        return self.encoder(self.positional(self.src_embed(src)), None)
+
+
+class CrossAttentionWithoutMask(ref.Transformer):
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.positional(self.tgt_embed(tgt)), memory, tgt_mask, None)
+
+
+class DecodeWithoutCausalMask(ref.Transformer):
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.positional(self.tgt_embed(tgt)), memory, None, src_mask)
+
+
+class DecodeReturnsOutputOnly(ref.Transformer):
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        out, _ = super().decode(memory, src_mask, tgt, tgt_mask)
+        return out
+
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        memory = self.encode(src, src_mask)
+        return self.generator(self.decode(memory, src_mask, tgt, tgt_mask))
+
+
+class SoftmaxInForward(ref.Transformer):
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        return super().forward(src, tgt, src_mask, tgt_mask).softmax(dim=-1)
+
+
+class LogSoftmaxInForward(ref.Transformer):
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        return super().forward(src, tgt, src_mask, tgt_mask).log_softmax(dim=-1)
+
+
+class UntiedWeights(ref.Transformer):
+    def __init__(self, config):
+        super().__init__(config)
+        if config.tie_weights:
+            self.generator.weight = nn.Parameter(self.tgt_embed.embedding.weight.detach().clone())
+
+
+class WithoutXavier(ref.Transformer):
+    def __init__(self, config):
+        nn.Module.__init__(self)
+        c = self.config = config
+        self.src_embed = ref.TokenEmbedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = ref.TokenEmbedding(c.tgt_vocab_size, c.d_model)
+        self.positional = ref.PositionalEncoding(c.d_model, c.dropout, c.max_len)
+        encoder_layer = ref.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
+        decoder_layer = ref.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
+        self.encoder = ref.Encoder(encoder_layer, c.num_encoder_layers)
+        self.decoder = ref.Decoder(decoder_layer, c.num_decoder_layers)
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        if c.tie_weights:
+            self.generator.weight = self.tgt_embed.embedding.weight
+
+
+class SwappedLayerCounts(ref.Transformer):
+    def __init__(self, config):
+        swapped = dataclasses.replace(
+            config,
+            num_encoder_layers=config.num_decoder_layers,
+            num_decoder_layers=config.num_encoder_layers,
+        )
+        super().__init__(swapped)
+        self.config = config
+
+
+# --- ejercicio 2: los parámetros con una fórmula ----------------------------------------
+
+
+def _count(config, *, attention_bias=True, final_norms=True, decoder_norms=3, tie_aware=True):
+    c = config
+    D, d_ff = c.d_model, c.d_ff
+    attention = 4 * (D * D + D) if attention_bias else 4 * D * D
+    feed_forward = 2 * D * d_ff + d_ff + D
+    norm = 2 * D
+    encoder = c.num_encoder_layers * (attention + feed_forward + 2 * norm)
+    decoder = c.num_decoder_layers * (2 * attention + feed_forward + decoder_norms * norm)
+    final = 2 * norm if c.norm_first and final_norms else 0
+    embeddings = (c.src_vocab_size + c.tgt_vocab_size) * D
+    tied = c.tie_weights and tie_aware
+    generator = c.tgt_vocab_size + (0 if tied else c.tgt_vocab_size * D)
+    return encoder + decoder + final + embeddings + generator
+
+
+def count_without_final_norms(config):
+    return _count(config, final_norms=False)
+
+
+def count_ignoring_tie(config):
+    return _count(config, tie_aware=False)
+
+
+def count_without_attention_biases(config):
+    return _count(config, attention_bias=False)
+
+
+def count_decoder_with_two_norms(config):
+    return _count(config, decoder_norms=2)
+
+
+def count_final_norms_once(config):
+    return _count(config) - (2 * config.d_model if config.norm_first else 0)
+
+
+# --- ejercicios 3 y 4: las máscaras ------------------------------------------------------
+
+
+def src_mask_inverted(src, pad_idx):
+    return (src == pad_idx).unsqueeze(1)
+
+
+def src_mask_without_query_axis(src, pad_idx):
+    return src != pad_idx
+
+
+def src_mask_wrong_axis(src, pad_idx):
+    return (src != pad_idx).unsqueeze(-1)
+
+
+def src_mask_pad_zero(src, pad_idx):
+    return (src != 0).unsqueeze(1)
+
+
+def tgt_mask_without_causal(tgt, pad_idx):
+    return (tgt != pad_idx).unsqueeze(1).expand(-1, tgt.size(1), -1)
+
+
+def tgt_mask_without_padding(tgt, pad_idx):
+    return causal_mask(tgt.size(1), device=tgt.device).expand(tgt.size(0), -1, -1)
+
+
+def tgt_mask_transposed_causal(tgt, pad_idx):
+    return (tgt != pad_idx).unsqueeze(1) & causal_mask(tgt.size(1), device=tgt.device).T
+
+
+def tgt_mask_padding_rows(tgt, pad_idx):
+    return (tgt != pad_idx).unsqueeze(2) & causal_mask(tgt.size(1), device=tgt.device)
+
+
+def tgt_mask_pad_zero(tgt, pad_idx):
+    return ref.make_tgt_mask(tgt, 0)
+
+
+# --- ejercicio 5: decodificación voraz ---------------------------------------------------
+
+
+def _greedy(
+    model,
+    src,
+    src_mask,
+    max_len,
+    bos_idx,
+    eos_idx,
+    pad_idx,
+    *,
+    tgt_mask=True,
+    fill=True,
+    steps=None,
+    position=-1,
+    stop=True,
+    accumulate=True,
+):
+    B = src.size(0)
+    memory = model.encode(src, src_mask)
+    ys = torch.full((B, 1), bos_idx, dtype=torch.long, device=src.device)
+    finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    for _ in range(max_len - 1 if steps is None else steps):
+        mask = causal_mask(ys.size(1), device=src.device) if tgt_mask else None
+        out, _ = model.decode(memory, src_mask, ys, mask)
+        next_token = model.generator(out[:, position]).argmax(dim=-1)
+        if fill:
+            next_token = next_token.masked_fill(finished, pad_idx)
+        ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)
+        finished = finished | (next_token == eos_idx) if accumulate else next_token == eos_idx
+        if stop and finished.all():
+            break
+    return ys
+
+
+@torch.no_grad()
+def greedy_without_tgt_mask(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, tgt_mask=False)
+
+
+@torch.no_grad()
+def greedy_without_pad_fill(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, fill=False)
+
+
+@torch.no_grad()
+def greedy_max_len_steps(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, steps=max_len)
+
+
+@torch.no_grad()
+def greedy_first_position(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, position=0)
+
+
+@torch.no_grad()
+def greedy_without_early_stop(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, stop=False)
+
+
+@torch.no_grad()
+def greedy_forgets_finished(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    return _greedy(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx, accumulate=False)
+
+
+# --- ejercicio 6: los lotes de la tarea de copia ----------------------------------------
+
+
+def batch_with_special_symbols(batch_size, seq_len, vocab_size, generator):
+    src = torch.randint(0, vocab_size, (batch_size, seq_len), generator=generator)
+    return src, _framed(src)
+
+
+def batch_without_last_symbol(batch_size, seq_len, vocab_size, generator):
+    src = torch.randint(NUM_SPECIAL, vocab_size - 1, (batch_size, seq_len), generator=generator)
+    return src, _framed(src)
+
+
+def batch_bos_eos_swapped(batch_size, seq_len, vocab_size, generator):
+    src = torch.randint(NUM_SPECIAL, vocab_size, (batch_size, seq_len), generator=generator)
+    eos = torch.full((batch_size, 1), EOS_IDX)
+    bos = torch.full((batch_size, 1), BOS_IDX)
+    return src, torch.cat([eos, src, bos], dim=1)
+
+
+def batch_float_target(batch_size, seq_len, vocab_size, generator):
+    src = torch.randint(NUM_SPECIAL, vocab_size, (batch_size, seq_len), generator=generator)
+    bos = torch.ones(batch_size, 1) * BOS_IDX
+    eos = torch.ones(batch_size, 1) * EOS_IDX
+    return src, torch.cat([bos, src, eos], dim=1)
+
+
+def batch_without_generator(batch_size, seq_len, vocab_size, generator):
+    src = torch.randint(NUM_SPECIAL, vocab_size, (batch_size, seq_len))
+    return src, _framed(src)
+
+
+def _framed(src):
+    bos = torch.full((src.size(0), 1), BOS_IDX)
+    eos = torch.full((src.size(0), 1), EOS_IDX)
+    return torch.cat([bos, src, eos], dim=1)
+
+
+# --- ejercicio 7: entropía cruzada con suavizado ----------------------------------------
+
+
+def _smoothed(logits, target, smoothing, ignore_index, *, reduce="mean", keep_pad=False,
+              uniform="all", log_probs=None):  # fmt: skip
+    V = logits.size(-1)
+    flat = logits.reshape(-1, V)
+    log_p = flat.log_softmax(dim=-1) if log_probs is None else log_probs(flat)
+    target = target.reshape(-1)
+    keep = torch.ones_like(target, dtype=torch.bool) if keep_pad else target != ignore_index
+    safe = target.masked_fill(target == ignore_index, 0).unsqueeze(1)
+    nll = -log_p.gather(1, safe).squeeze(1)
+    if uniform == "others":
+        spread = (-log_p.sum(dim=-1) - nll) / (V - 1)
+    elif uniform == "sum":
+        spread = -log_p.sum(dim=-1)
+    else:
+        spread = -log_p.mean(dim=-1)
+    loss = (1.0 - smoothing) * nll + smoothing * spread
+    if reduce == "sum":
+        return (loss * keep).sum()
+    if reduce == "all":
+        return (loss * keep).sum() / keep.numel()
+    return (loss * keep).sum() / keep.sum()
+
+
+def loss_summed(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(logits, target, smoothing, ignore_index, reduce="sum")
+
+
+def loss_mean_over_all(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(logits, target, smoothing, ignore_index, reduce="all")
+
+
+def loss_counts_padding(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(logits, target, smoothing, ignore_index, keep_pad=True)
+
+
+def loss_smoothing_over_others(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(logits, target, smoothing, ignore_index, uniform="others")
+
+
+def loss_smoothing_summed(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(logits, target, smoothing, ignore_index, uniform="sum")
+
+
+def loss_log_of_softmax(logits, target, smoothing=0.0, ignore_index=-100):
+    return _smoothed(
+        logits, target, smoothing, ignore_index, log_probs=lambda x: x.softmax(dim=-1).log()
+    )
+
+
+# --- ejercicio 8: el optimizador ---------------------------------------------------------
+
+
+def optimizer_ignores_weight_decay(model, lr, weight_decay=0.0):
+    return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+
+
+def optimizer_adam(model, lr, weight_decay=0.0):
+    return torch.optim.Adam(
+        model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay
+    )
+
+
+def optimizer_default_betas(model, lr, weight_decay=0.0):
+    return torch.optim.AdamW(model.parameters(), lr=lr, eps=1e-9, weight_decay=weight_decay)
+
+
+def optimizer_default_eps(model, lr, weight_decay=0.0):
+    return torch.optim.AdamW(
+        model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=weight_decay
+    )
+
+
+def optimizer_ignores_lr(model, lr, weight_decay=0.0):
+    return torch.optim.AdamW(
+        model.parameters(), betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay
+    )
+
+
+# --- ejercicios 9 y 10: los esquemas de tasa ---------------------------------------------
+
+
+def noam_without_model_scale(step, d_model, warmup):
+    return min(step**-0.5, step * warmup**-1.5)
+
+
+def noam_with_max(step, d_model, warmup):
+    return d_model**-0.5 * max(step**-0.5, step * warmup**-1.5)
+
+
+def noam_warmup_exponent(step, d_model, warmup):
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-0.5)
+
+
+def noam_times_sqrt_d(step, d_model, warmup):
+    return d_model**0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def cosine_without_clamp(step, warmup, total_steps):
+    if step <= warmup:
+        return step / warmup
+    progress = (step - warmup) / max(1, total_steps - warmup)
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def cosine_over_total(step, warmup, total_steps):
+    if step <= warmup:
+        return step / warmup
+    progress = min(1.0, (step - warmup) / total_steps)
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def cosine_warmup_from_zero(step, warmup, total_steps):
+    if step <= warmup:
+        return (step - 1) / warmup
+    return ref_training.cosine_warmup_factor(step, warmup, total_steps)
+
+
+def cosine_without_half(step, warmup, total_steps):
+    if step <= warmup:
+        return step / warmup
+    progress = min(1.0, (step - warmup) / max(1, total_steps - warmup))
+    return 1.0 + math.cos(math.pi * progress)
+
+
+# --- ejercicio 11: el bucle de entrenamiento ---------------------------------------------
+
+
+def _train(model, steps, batch_size, seq_len, lr, generator, on_step, *, scheduler_step=True,
+           zero_grad=True, smoothing=0.0, shift=True, first_step=1, item=True):  # fmt: skip
+    model.train()
+    optimizer = ref_training.make_optimizer(model, lr)
+    warmup = max(1, steps // 10)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: ref_training.cosine_warmup_factor(i + 1, warmup, steps)
+    )
+    vocab_size = model.generator.out_features
+    losses = []
+    for step in range(first_step, steps + first_step):
+        src, tgt = ref_training.copy_task_batch(batch_size, seq_len, vocab_size, generator)
+        tgt_in, tgt_out = (tgt[:, :-1], tgt[:, 1:]) if shift else (tgt[:, :-1], tgt[:, :-1])
+        src_mask = ref.make_src_mask(src, PAD_IDX)
+        logits = model(src, tgt_in, src_mask, ref.make_tgt_mask(tgt_in, PAD_IDX))
+        loss = ref_training.label_smoothed_cross_entropy(logits, tgt_out, smoothing, PAD_IDX)
+        if zero_grad:
+            optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if scheduler_step:
+            scheduler.step()
+        losses.append(loss.item() if item else loss.detach())
+        if on_step is not None:
+            on_step(step, loss.item())
+    return losses
+
+
+def train_without_scheduler_step(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, scheduler_step=False)
+
+
+def train_without_zero_grad(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, zero_grad=False)
+
+
+def train_with_smoothing(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, smoothing=0.1)
+
+
+def train_without_shift(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, shift=False)
+
+
+def train_steps_from_zero(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, first_step=0)
+
+
+def train_returns_tensors(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _train(model, steps, batch_size, seq_len, lr, generator, on_step, item=False)
+
+
+def train_leaves_eval(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    losses = _train(model, steps, batch_size, seq_len, lr, generator, on_step)
+    model.eval()
+    return losses
+
+
+MISTAKES = [
+    # ejercicio 1
+    Mistake("ej1_transformer", "Transformer", WithoutPositional,
+            "¿Falta la codificación posicional (self.positional) en encode o decode?"),
+    Mistake("ej1_transformer", "Transformer", ScaledTwice,
+            "¿Multiplicas por √D otra vez? TokenEmbedding ya lo hace."),
+    Mistake("ej1_transformer", "Transformer", EncodeWithoutMask,
+            "¿Pasas src_mask al codificador?"),
+    Mistake("ej1_transformer", "Transformer", CrossAttentionWithoutMask,
+            "¿Pasas src_mask a la atención cruzada del decodificador (su último argumento)?"),
+    Mistake("ej1_transformer", "Transformer", DecodeWithoutCausalMask,
+            "¿Pasas tgt_mask al decodificador?"),
+    Mistake("ej1_transformer", "Transformer", DecodeReturnsOutputOnly,
+            "decode debe devolver la pareja (salida, pesos de la atención cruzada)"),
+    Mistake("ej1_transformer", "Transformer", SoftmaxInForward,
+            "¿Aplicas softmax al final? forward devuelve logits."),
+    Mistake("ej1_transformer", "Transformer", LogSoftmaxInForward,
+            "¿Aplicas log_softmax al final? forward devuelve logits sin normalizar."),
+    Mistake("ej1_transformer", "Transformer", UntiedWeights,
+            "el generador debe usar el mismo tensor que tgt_embed.embedding"),
+    Mistake("ej1_transformer", "Transformer", WithoutXavier,
+            "no tiene la inicialización de Xavier"),
+    Mistake("ej1_transformer", "Transformer", SwappedLayerCounts,
+            "Revisa el número de capas de cada pila"),
+    # ejercicio 2
+    Mistake("ej2_parametros", "num_parameters", count_without_final_norms,
+            "¿Cuentas las LayerNorm finales de cada pila en pre-norm?"),
+    Mistake("ej2_parametros", "num_parameters", count_final_norms_once,
+            "¿Cuentas una LayerNorm final por pila (dos en total) en pre-norm?"),
+    Mistake("ej2_parametros", "num_parameters", count_ignoring_tie,
+            "¿Tienes en cuenta tie_weights?"),
+    Mistake("ej2_parametros", "num_parameters", count_without_attention_biases,
+            "¿Cuentas los sesgos de las cuatro proyecciones de la atención?"),
+    Mistake("ej2_parametros", "num_parameters", count_decoder_with_two_norms,
+            "¿Cuentas las tres LayerNorm de cada capa del decodificador?"),
+    # ejercicio 3
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted,
+            "La máscara está invertida: True = se puede atender."),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_without_query_axis,
+            "¿Falta el eje de las consultas? La forma es (B, 1, T_k)."),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_wrong_axis,
+            "¿Añades el eje de tamaño 1 en el sitio equivocado? La forma es (B, 1, T_k)."),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero,
+            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    # ejercicio 4
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_without_causal,
+            "Falta la parte causal: combina el relleno con la máscara causal."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_without_padding,
+            "Falta la parte de relleno."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_transposed_causal,
+            "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_padding_rows,
+            "¿Ocultas las filas de relleno en vez de las columnas? El relleno es una clave"
+            " que nadie debe mirar: (B, 1, T_q)."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_pad_zero,
+            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    # ejercicio 5
+    Mistake("ej5_voraz", "greedy_decode", greedy_without_tgt_mask,
+            "¿Pasas la máscara causal a decode? Sin ella las posiciones anteriores ven las"
+            " siguientes y el modelo no calcula lo mismo que al entrenar."),
+    Mistake("ej5_voraz", "greedy_decode", greedy_without_pad_fill,
+            "¿Pones pad_idx en las frases que ya terminaron?"),
+    Mistake("ej5_voraz", "greedy_decode", greedy_max_len_steps,
+            "¿Das max_len pasos? La salida, contando BOS, tiene como mucho max_len tokens."),
+    Mistake("ej5_voraz", "greedy_decode", greedy_first_position,
+            "¿Tomas la salida de la última posición, out[:, -1]?"),
+    Mistake("ej5_voraz", "greedy_decode", greedy_without_early_stop,
+            "¿Sales del bucle cuando todas las frases han terminado?"),
+    Mistake("ej5_voraz", "greedy_decode", greedy_forgets_finished,
+            "¿Acumulas las frases terminadas (finished |= ...) en vez de sustituirlas?"),
+    # ejercicio 6
+    Mistake("ej6_lote_copia", "copy_task_batch", batch_with_special_symbols,
+            "¿Sorteas también los identificadores especiales 0, 1 y 2?"),
+    Mistake("ej6_lote_copia", "copy_task_batch", batch_without_last_symbol,
+            "¿Sorteas en [3, V)? El límite superior de randint ya está excluido."),
+    Mistake("ej6_lote_copia", "copy_task_batch", batch_bos_eos_swapped,
+            "¿Has cambiado BOS por EOS? El destino es [BOS, origen..., EOS]."),
+    Mistake("ej6_lote_copia", "copy_task_batch", batch_float_target,
+            "¿BOS y EOS son tensores de coma flotante? Crea enteros (torch.full con un int)."),
+    Mistake("ej6_lote_copia", "copy_task_batch", batch_without_generator,
+            "¿Pasas generator=generator a torch.randint?"),
+    # ejercicio 7
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_summed,
+            "¿Sumas sin dividir? Divide entre el número de posiciones que no son relleno."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_mean_over_all,
+            "¿Divides entre todas las posiciones? El relleno no cuenta en la media."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_counts_padding,
+            "¿Cuentas las posiciones de relleno? Usa ignore_index."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_smoothing_over_others,
+            "¿Repartes ε solo entre las otras clases? El reparto uniforme incluye las V."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_smoothing_summed,
+            "¿Sumas ℓ_c sobre las clases? El término de suavizado es su media."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_log_of_softmax,
+            "¿Calculas log(softmax(x))? Con logits grandes da -inf: usa log_softmax."),
+    # ejercicio 8
+    Mistake("ej8_optimizador", "make_optimizer", optimizer_ignores_weight_decay,
+            "¿Pasas weight_decay a AdamW?"),
+    Mistake("ej8_optimizador", "make_optimizer", optimizer_adam, "Usa torch.optim.AdamW."),
+    Mistake("ej8_optimizador", "make_optimizer", optimizer_default_betas,
+            "el artículo usa β₁ = 0.9 y β₂ = 0.98"),
+    Mistake("ej8_optimizador", "make_optimizer", optimizer_default_eps,
+            "el artículo usa ε = 1e-9"),
+    Mistake("ej8_optimizador", "make_optimizer", optimizer_ignores_lr, "¿Pasas lr a AdamW?"),
+    # ejercicio 9
+    Mistake("ej9_noam", "noam_factor", noam_without_model_scale, "¿Falta el factor D^-0.5?"),
+    Mistake("ej9_noam", "noam_factor", noam_with_max,
+            "¿Usas max en vez de min? El factor crece y después decae."),
+    Mistake("ej9_noam", "noam_factor", noam_warmup_exponent,
+            "¿Usas warmup^-0.5? Revisa el exponente de warmup en la rama del calentamiento."),
+    Mistake("ej9_noam", "noam_factor", noam_times_sqrt_d,
+            "¿Multiplicas por √D? El factor es D^-0.5: divide."),
+    # ejercicio 10
+    Mistake("ej10_coseno", "cosine_warmup_factor", cosine_without_clamp,
+            "¿Limitas el progreso a 1 (min)? Después de total_steps el factor debe quedarse en 0."),
+    Mistake("ej10_coseno", "cosine_warmup_factor", cosine_over_total,
+            "¿Divides entre total_steps? El progreso de la caída va de warmup a total_steps."),
+    Mistake("ej10_coseno", "cosine_warmup_factor", cosine_warmup_from_zero,
+            "¿Empiezas el calentamiento en 0? El paso cuenta desde 1: step / warmup."),
+    Mistake("ej10_coseno", "cosine_warmup_factor", cosine_without_half,
+            "¿Falta el ½ delante de (1 + cos)? El factor va de 1 a 0."),
+    # ejercicio 11
+    Mistake("ej11_entrenamiento", "train_copy_task", train_without_scheduler_step,
+            "¿Llamas a scheduler.step() en cada paso?"),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_without_zero_grad,
+            "¿Llamas a optimizer.zero_grad() antes de backward?"),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_with_smoothing,
+            "¿Usas suavizado? En la copia la pérdida va sin suavizado (smoothing = 0)."),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_without_shift,
+            "¿Desplazas el destino? Se predice tgt[:, 1:] a partir de tgt[:, :-1]."),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_steps_from_zero,
+            "Llama a on_step(step, pérdida) con step = 1, 2, ..., steps."),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_returns_tensors,
+            "Devuelve una lista con una pérdida (float) por paso"),
+    Mistake("ej11_entrenamiento", "train_copy_task", train_leaves_eval,
+            "train_copy_task debe dejar el modelo en modo entrenamiento"),
+]  # fmt: skip
