@@ -25,10 +25,13 @@ def attention_heatmap(
         weights (T_q, T_k); ``queries`` y ``keys`` rotulan filas y columnas.
     """
     values = _matrix(weights, "attention_heatmap", "(T_q, T_k)", True)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * values.shape[1], 0.8 + 0.6 * values.shape[0]))
+    t_q, t_k = values.shape
+    # al menos 4,5 × 4 pulgadas (450 × 400 px): con 3 × 3 celdas, las etiquetas de los ejes
+    # caben junto al mapa sin pisar el título
+    fig, ax = plt.subplots(figsize=(max(4.5, 2.0 + 0.6 * t_k), max(4.0, 1.6 + 0.6 * t_q)))
     image = ax.imshow(values, cmap="viridis", vmin=0.0, vmax=1.0)
     ax.set_xlabel("clave (posición atendida)")
-    ax.set_ylabel("consulta (posición que atiende)")
+    ax.set_ylabel("consulta\n(posición que atiende)")
     ax.set_xticks(range(values.shape[1]), keys or range(values.shape[1]))
     ax.set_yticks(range(values.shape[0]), queries or range(values.shape[0]))
     for (i, j), value in _cells(values):
@@ -53,27 +56,56 @@ def _cells(values):
             yield (i, j), float(value)
 
 
+def token_moments(values: Tensor) -> dict[str, Tensor]:
+    """Media, desviación típica (sesgada) y RMS de cada *token*: lo que dibuja :func:`token_statistics`.
+
+    Forma:
+        values (..., D) -> cada estadístico (N,), con N *tokens* (los ejes anteriores a D aplanados).
+    """
+    rows = values.detach().float().cpu().reshape(-1, values.shape[-1])  # (N, D)
+    return {
+        "mean": rows.mean(dim=-1),
+        "std": rows.std(dim=-1, unbiased=False),
+        "rms": rows.pow(2).mean(dim=-1).sqrt(),
+    }
+
+
+_MOMENT_TITLES = {
+    "mean": "media por token",
+    "std": "desviación típica por token",
+    "rms": "RMS por token",
+}
+_LINE_STYLES = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("P", "--")]
+
+
 def token_statistics(tensors: dict[str, Tensor], title: str = "Estadísticos por token") -> Figure:
-    """Media y desviación típica (sesgada) de cada *token* antes y después de normalizar.
+    """Media, desviación típica (sesgada) y RMS de cada *token* antes y después de normalizar.
+
+    Cada serie tiene su marcador y su trazo y va un poco desplazada en horizontal, para que
+    dos series iguales (la media 0 de dos normalizaciones) se vean las dos.
 
     Forma:
         cada tensor (..., D); se aplanan los ejes anteriores a D, un punto por *token*.
     """
-    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(10.5, 3.2))
-    for label, values in tensors.items():
-        rows = values.detach().float().cpu().reshape(-1, values.shape[-1])
-        positions = range(rows.shape[0])
-        ax_mean.plot(positions, rows.mean(dim=-1).numpy(), marker="o", label=label)
-        ax_std.plot(positions, rows.std(dim=-1, unbiased=False).numpy(), marker="o", label=label)
-    ax_mean.set_title("media por token")
-    ax_std.set_title("desviación típica por token")
-    for ax in (ax_mean, ax_std):
-        ax.set_xlabel("token (lote aplanado)")
+    fig, axes = plt.subplots(1, 3, figsize=(11.0, 3.6))
+    series = {label: token_moments(values) for label, values in tensors.items()}
+    tokens = max((len(moments["mean"]) for moments in series.values()), default=0)
+    width = 0.5 / max(len(series), 1)
+    for i, (label, moments) in enumerate(series.items()):
+        marker, line = _LINE_STYLES[i % len(_LINE_STYLES)]
+        positions = np.arange(len(moments["mean"])) + (i - (len(series) - 1) / 2) * width
+        for ax, key in zip(axes, _MOMENT_TITLES, strict=True):
+            ax.plot(positions, moments[key].numpy(), marker=marker, linestyle=line, label=label)
+    for ax, key in zip(axes, _MOMENT_TITLES, strict=True):
+        ax.set_title(_MOMENT_TITLES[key])
+        ax.set_xticks(range(tokens), range(1, tokens + 1))
+        ax.set_xlabel("token (lote aplanado, desde 1)")
         ax.grid(alpha=0.3)
-    ax_mean.set_ylabel("valor")
-    ax_std.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    axes[0].set_ylabel("valor")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize="small")
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.1, 1.0, 1.0))
     return fig
 
 
