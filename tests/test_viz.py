@@ -62,3 +62,47 @@ def test_lr_schedules_carries_a_static_image_for_html_feedback():
 def test_wrong_number_of_axes_gets_a_spanish_error(draw, wrong):
     with pytest.raises(ValueError, match="espera forma .* y recibió"):
         draw(wrong)
+
+
+@pytest.mark.parametrize("size", [1, 3, 10])
+def test_attention_heatmap_is_readable_at_the_notebook_width(size):
+    """Ni 280 × 260 px ni la etiqueta del eje y metida en el título (laboratorio 1, §9)."""
+    fig = viz.attention_heatmap(torch.full((size, size), 1.0 / size), title="Frase 2: máscara")
+    width, height = fig.get_size_inches() * fig.dpi
+    assert width >= 450 and height >= 400
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    title, ylabel, xlabel = (
+        t.get_window_extent(renderer) for t in (ax.title, ax.yaxis.label, ax.xaxis.label)
+    )
+    assert not ylabel.overlaps(title) and not xlabel.overlaps(title)
+    inside = fig.bbox
+    for box in (title, ylabel, xlabel):
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1
+        assert inside.y0 <= box.y0 and box.y1 <= inside.y1
+
+
+def test_token_statistics_keeps_equal_series_apart_and_draws_the_rms():
+    """Dos series iguales (la media 0 de LayerNorm y de la variante) no se tapan (laboratorio 2, §7)."""
+    x = torch.randn(2, 3, 4)
+    centred = x - x.mean(dim=-1, keepdim=True)
+    fig = viz.token_statistics({"a": centred, "b": centred.clone()})
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["media por token", "desviación típica por token", "RMS por token"]
+    for ax in fig.axes:
+        first, second = ax.get_lines()
+        assert first.get_marker() != second.get_marker()
+        assert first.get_linestyle() != second.get_linestyle()
+        assert (abs(first.get_xdata() - second.get_xdata()) > 0.05).all()
+        assert list(first.get_ydata()) == list(second.get_ydata())
+    rms = fig.axes[2].get_lines()[0].get_ydata()
+    assert torch.allclose(torch.tensor(rms), centred.pow(2).mean(dim=-1).sqrt().flatten())
+
+
+def test_token_moments_square_rms_is_square_mean_plus_variance():
+    moments = viz.token_moments(3.0 * torch.randn(5, 7) + 2.0)
+    assert moments["mean"].shape == moments["std"].shape == moments["rms"].shape == (5,)
+    assert torch.allclose(
+        moments["rms"] ** 2, moments["mean"] ** 2 + moments["std"] ** 2, atol=1e-4
+    )
