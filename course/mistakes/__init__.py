@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
@@ -163,6 +164,19 @@ def _is_test(cell: dict) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
+class _QuietHandle:
+    def update(self, *objects, **kwargs) -> None:
+        pass
+
+
+def _quiet_display(*objects, display_id=None, **kwargs) -> _QuietHandle | None:
+    """``display`` fuera de Jupyter: no muestra nada; con ``display_id``, un asa que tampoco.
+
+    Las demostraciones que se redibujan (``handle = display(display_id=True)``, lab 6) corren.
+    """
+    return _QuietHandle() if display_id else None
+
+
 class Solution:
     """El cuaderno de solución de un laboratorio ejecutado en este proceso.
 
@@ -174,13 +188,12 @@ class Solution:
 
     def __init__(self, lab_id: str):
         import nbformat
-        from IPython.display import display
 
         self.lab = labs.LABS[lab_id]
         notebook = nbformat.read(self.lab.source, as_version=4)
         code = [cell for cell in notebook.cells if cell.cell_type == "code"]
         self.tests = {_cell_id(cell): cell.source for cell in code if _is_test(cell)}
-        self.namespace: dict = {"__name__": "__main__", "display": display}
+        self.namespace: dict = {"__name__": "__main__", "display": _quiet_display}
         with self._environment():
             for cell in code:
                 if not _is_test(cell):
@@ -198,7 +211,10 @@ class Solution:
             import matplotlib
 
             matplotlib.use("Agg")
-            with contextlib.redirect_stdout(io.StringIO()):
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                mock.patch("IPython.display.display", _quiet_display),
+            ):
                 yield
         finally:
             os.chdir(previous_dir)
