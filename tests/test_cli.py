@@ -7,7 +7,19 @@ import sys
 import pytest
 
 from course import cli
-from course.labs import LABS
+from course.labs import LABS, REPO
+
+COMMANDS = sorted(cli._parser()._subparsers._group_actions[0].choices)
+BENCH = sorted(path.name for path in (REPO / "bench").glob("*.py"))
+# texto de argparse en inglés (ayuda, uso y errores)
+ENGLISH = (
+    "usage:", "positional arguments", "options:", "show this help", "the following",
+    "required", "unrecognized", "invalid", "choose from", "expected", "argument ",
+)  # fmt: skip
+
+
+def _english(text: str) -> list[str]:
+    return [phrase for phrase in ENGLISH if phrase in text]
 
 
 def _digest(path):
@@ -23,6 +35,77 @@ def test_help_is_spanish(command, flag, capsys):
     out = capsys.readouterr().out
     assert out.startswith("uso: ") and "opciones" in out
     assert bool(command) or ("órdenes" in out and "check" in out)
+
+
+def test_the_walk_finds_every_command():
+    assert {"empezar", "check", "build", "grade", "feedback", "export", "bundle"} <= set(COMMANDS)
+    assert {"grade_many.py", "grade_speed.py", "translate_speed.py"} <= set(BENCH)
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help", "--ayuda"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_answers_help_in_spanish(command, flag, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, flag])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"uso: python -m course {command}") and "opciones:" in out
+    assert not _english(out)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_rejects_an_unknown_option_in_spanish(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--no-existe"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argumentos no reconocidos: --no-existe" in err or "faltan argumentos" in err
+    assert err.startswith("uso: python -m course") and not _english(err)
+
+
+@pytest.mark.parametrize(
+    "argv, spanish",
+    [
+        (["orden"], "argumento ORDEN: opción no válida: 'orden' (elige entre 'empezar',"),
+        (["check"], "faltan argumentos obligatorios: notebook"),
+        (["bundle"], "faltan argumentos obligatorios: --through"),
+        (["grade", "--jobs", "dos"], "argumento --jobs: 'dos' no es un número entero válido"),
+        (["grade", "--memory", "x"], "argumento --memory: 'x' no es un número válido"),
+        (["grade", "--lab"], "argumento --lab: espera un valor"),
+    ],
+)
+def test_misuse_exits_2_with_spanish_argparse_text(argv, spanish, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("uso: python -m course") and spanish in err and not _english(err)
+
+
+def test_course_help_lists_every_command_with_one_spanish_line(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    lines = {
+        line.split()[0]: line for line in out.splitlines() if line[:4] == "    " and line[4] != " "
+    }
+    assert sorted(lines) == COMMANDS
+    assert all(len(line.split()) > 2 for line in lines.values())
+
+
+@pytest.mark.parametrize("script", BENCH)
+def test_bench_scripts_answer_help_and_misuse_in_spanish(script):
+    run = [sys.executable, str(REPO / "bench" / script)]
+    shown = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert shown.stdout.startswith("uso: ") and "--ayuda" in shown.stdout
+    assert not _english(shown.stdout)
+    refused = subprocess.run([*run, "--no-existe"], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2
+    assert "argumentos no reconocidos: --no-existe" in refused.stderr or (
+        "faltan argumentos obligatorios" in refused.stderr
+    )
+    assert not _english(refused.stderr)
 
 
 def test_no_command_prints_help_and_fails(capsys):
