@@ -5,11 +5,13 @@ está (el paquete del estudiante no lleva las del profesor) no se ofrece.
 """
 
 import importlib
-import importlib.util
 import sys
+from pathlib import Path
 
 from course.argparse_es import ArgumentParser
 from course.labs import CourseError
+
+PACKAGE = Path(__file__).resolve().parent
 
 
 def _parser() -> ArgumentParser:
@@ -54,8 +56,13 @@ CHECK_HELP = {
 
 
 def _present(module: str) -> bool:
-    """¿Trae este paquete ``course.<module>``? (el del estudiante no lleva las del profesor)"""
-    return importlib.util.find_spec(f"course.{module}") is not None
+    """¿Trae este paquete ``course.<module>``? (el del estudiante no lleva las del profesor)
+
+    Se mira el archivo junto a este, no ``importlib.util.find_spec``: con otra copia del
+    curso instalada en modo editable, esta encontraría sus módulos.
+    """
+    path = PACKAGE.joinpath(*module.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _workflow_commands(commands) -> None:
@@ -89,7 +96,9 @@ def _workflow_commands(commands) -> None:
     )  # fmt: skip
     feedback = _command(commands, "feedback", "escribe la devolución HTML de cada estudiante")
     feedback.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
-    feedback.add_argument("--student", action="append", help="solo este estudiante (repetible)")
+    feedback.add_argument(
+        "--student", action="append", metavar="ESTUDIANTE", help="solo este estudiante (repetible)"
+    )
     export = _command(commands, "export", "exporta las notas a CSV (columnas de nbgrader)")
     export.add_argument(
         "--output", "-o", default="notas.csv", metavar="ARCHIVO", help="archivo CSV o - (pantalla)"
