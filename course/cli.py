@@ -22,7 +22,7 @@ def _parser() -> ArgumentParser:
     start = _command(commands, "empezar", "copia un laboratorio a trabajo/ para hacerlo ahí")
     start.add_argument("lab", help="el laboratorio (p. ej. 01_atencion)")
     check = _command(commands, "check", CHECK_HELP[_present("grading")])
-    check.add_argument("notebook", help="ruta del cuaderno .ipynb")
+    check.add_argument("notebook", help="ruta del cuaderno .ipynb (no se modifica)")
     check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
     build = _command(commands, "build", "regenera release/ desde source/ y lo valida")
     build.add_argument(
@@ -30,9 +30,7 @@ def _parser() -> ArgumentParser:
     )
     _workflow_commands(commands)
 
-    train = _command(
-        commands, "train", "entrena el Transformer alemán→inglés en Multi30k y mide su BLEU"
-    )
+    train = _command(commands, "train", "entrena el traductor de Multi30k y mide su BLEU")
     train.add_argument(
         "--preset",
         choices=["gpu", "cpu", "smoke"],
@@ -50,8 +48,8 @@ def _parser() -> ArgumentParser:
 
 
 CHECK_HELP = {
-    True: "califica tu cuaderno con las pruebas ocultas, sin modificarlo",
-    False: "ejecuta las pruebas visibles de tu cuaderno (las ocultas, al calificar)",
+    True: "califica tu cuaderno con las pruebas ocultas",
+    False: "ejecuta las pruebas visibles de tu cuaderno",
 }
 
 
