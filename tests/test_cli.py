@@ -82,10 +82,13 @@ def test_misuse_exits_2_with_spanish_argparse_text(argv, spanish, capsys):
     assert err.startswith("uso: python -m course") and spanish in err and not _english(err)
 
 
-def test_course_help_lists_every_command_with_one_spanish_line(capsys):
+def test_course_help_lists_every_command_with_one_spanish_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     out = capsys.readouterr().out
+    orders = out.split("órdenes:")[1].splitlines()[2:]
+    assert not [line for line in orders if line.startswith(" " * 5)], "una orden ocupa dos líneas"
     lines = {
         line.split()[0]: line for line in out.splitlines() if line[:4] == "    " and line[4] != " "
     }
