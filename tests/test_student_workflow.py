@@ -90,6 +90,7 @@ def test_bundle_leaves_the_mistake_catalogues_out_and_keeps_the_fingerprints(tmp
         "course/mistakes/normalization.py",
         "course/mistakes/fingerprints/01_atencion.json",
         "course/mistakes/fingerprints/notas.txt",
+        "course/jupyter/es_ES.json",
         "requirements.txt",
         "pyproject.toml",
     ):
@@ -97,6 +98,7 @@ def test_bundle_leaves_the_mistake_catalogues_out_and_keeps_the_fingerprints(tmp
         (tmp_path / name).write_text("x")
     monkeypatch.setattr(labs, "REPO", tmp_path)
     files = bundle.contents("07_multi30k", tmp_path / "release")
+    assert "course/jupyter/es_ES.json" in files  # los datos de jupyter-es, sí
     mistakes = sorted(name for name in files if "mistakes" in name)
     assert mistakes == [
         "course/mistakes/__init__.py",

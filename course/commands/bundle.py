@@ -84,7 +84,7 @@ def contents(through: str, release: Path = labs.RELEASE) -> dict[str, Path]:
     for path in sorted((labs.REPO / "course").rglob("*")):
         relative = path.relative_to(labs.REPO)
         inside = relative.relative_to("course").as_posix()
-        if not _for_students(inside) or "__pycache__" in relative.parts:
+        if path.is_dir() or not _for_students(inside) or "__pycache__" in relative.parts:
             continue
         if relative.parts[1] == "reference" and path.stem in excluded:
             continue
@@ -97,10 +97,11 @@ def contents(through: str, release: Path = labs.RELEASE) -> dict[str, Path]:
 
 
 def _for_students(inside: str) -> bool:
-    """¿Va ``course/<inside>`` al zip? Los módulos, salvo los catálogos de errores."""
+    """¿Va ``course/<inside>`` al zip? Todo el paquete, con sus datos (la traducción de
+    JupyterLab de ``jupyter-es``), salvo los catálogos de errores y lo compilado."""
     if inside.startswith("mistakes/"):
         return any(fnmatch.fnmatch(inside, pattern) for pattern in MISTAKES_KEPT)
-    return inside.endswith(".py")
+    return not inside.endswith(".pyc")
 
 
 def fresh_release(through: str, root: Path) -> Path:
