@@ -118,6 +118,13 @@ def _close(
         hints: errores típicos, como ``{"¿Falta dividir por √d_k?": tensor_sin_escala}``;
             si ``actual`` coincide con uno de ellos, su texto se añade al mensaje.
     """
+    try:
+        _compare(name, actual, expected, atol, rtol)
+    except AssertionError as error:
+        raise AssertionError(f"{error}{_hint(actual, hints)}") from None
+
+
+def _compare(name: str, actual: object, expected: Tensor, atol: float, rtol: float) -> None:
     _has_shape(name, actual, _shape(expected))
     dtype(name, actual, _dtype(expected))
     device(name, actual, _device(expected))
@@ -128,7 +135,7 @@ def _close(
             first = [int(i) for i in _argwhere(wrong)[0]]
             raise AssertionError(
                 f"`{name}`: {int(wrong.sum())} de {want.size} valores difieren; el primero en {first}"
-                f" (se esperaba {bool(want[tuple(first)])})." + _hint(actual, hints)
+                f" (se esperaba {bool(want[tuple(first)])})."
             )
         return
     _all_finite(name, actual)
@@ -140,17 +147,28 @@ def _close(
         raise AssertionError(
             f"`{name}`: {int(wrong.sum())} de {want.size} valores difieren"
             f" (máx. |Δ| = {diff.max():.3g} en {worst}; tolerancia atol={atol:g}, rtol={rtol:g})."
-            + _hint(actual, hints)
         )
 
 
-def _hint(actual: Tensor, hints: dict[str, Tensor] | None) -> str:
+def _hint(actual: object, hints: dict[str, Tensor] | None) -> str:
+    """Los errores típicos cuyo resultado es ``actual`` (misma forma, dtype y valores)."""
+    if type(actual) is not _TENSOR:
+        return ""
+    found = ""
     for text, mutant in (hints or {}).items():
-        if _shape(mutant) == _shape(actual) and _allclose(
-            actual.detach().double(), mutant.detach().double(), atol=ATOL_F32, rtol=RTOL_F32
+        if (
+            _shape(mutant) == _shape(actual)
+            and _dtype(mutant) == _dtype(actual)
+            and _allclose(
+                actual.detach().double(),
+                mutant.detach().double(),
+                atol=ATOL_F32,
+                rtol=RTOL_F32,
+                equal_nan=True,
+            )
         ):
-            return f" {text}"
-    return ""
+            found += f" {text}"
+    return found
 
 
 def _rows_sum_to_one(name: str, weights: Tensor, atol: float = ATOL_F32) -> None:

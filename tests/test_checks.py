@@ -80,6 +80,18 @@ def test_close_adds_the_hint_of_the_mutant_it_matches():
         )
 
 
+def test_close_names_a_hinted_mistake_also_when_the_shape_or_dtype_is_wrong():
+    only_output = {"¿Solo la salida?": torch.zeros(3, 4)}
+    with pytest.raises(AssertionError, match=r"forma incorrecta.*\. ¿Solo la salida\?$"):
+        checks.close("s", torch.zeros(3, 4), torch.zeros(2, 3, 4), hints=only_output)
+    mask = torch.ones(2, dtype=torch.bool)
+    with pytest.raises(AssertionError, match=r"tipo de dato.*\. ¿Números\?$"):
+        checks.close("m", torch.ones(2), mask, hints={"¿Números?": torch.ones(2)})
+    with pytest.raises(AssertionError) as error:
+        checks.close("m", torch.ones(2), mask, hints={"¿Otro dtype?": mask})
+    assert "¿" not in str(error.value)
+
+
 @pytest.fixture
 def fingerprints(monkeypatch):
     """Huellas de mentira en lugar de las de ``course/mistakes/fingerprints``."""

@@ -41,6 +41,7 @@ def solutions():
         print(
             f"\n{lab_id}: {counts['total']} errores; visibles los detectan {counts['visible']},"
             f" los nombran {counts['named']}; ocultas los detectan {counts['hidden']}"
+            f" y los nombran {counts['hidden named']}"
         )
 
 
@@ -72,6 +73,7 @@ def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, 
     counts["visible"] += visible is not None
     counts["named"] += isinstance(visible, AssertionError) and mistake.message in str(visible)
     counts["hidden"] += hidden is not None
+    counts["hidden named"] += isinstance(hidden, AssertionError) and mistake.message in str(hidden)
     assert visible is not None, "la prueba visible no detecta el error"
     assert isinstance(visible, AssertionError), f"la prueba visible se rompe: {visible!r}"
     assert mistake.message in str(visible), f"el mensaje no nombra el error: {visible}"
@@ -109,6 +111,21 @@ def test_fingerprints_hold_only_wrong_values():
             }
             assert entry["message"] in messages
             assert len(entry["values"]) == math.prod(entry["shape"])
+
+
+def test_no_fingerprint_names_a_mistake_of_another_lab():
+    """El diagnóstico no sabe en qué laboratorio está: una huella no debe coincidir con la
+    de otro laboratorio bajo el mismo nombre de comprobación."""
+    entries = [
+        (path.stem, entry)
+        for path in sorted(mistakes.FINGERPRINTS.glob("*.json"))
+        for entry in json.loads(path.read_text(encoding="utf-8"))["fingerprints"]
+    ]
+    for lab_a, a in entries:
+        for lab_b, b in entries:
+            if lab_a < lab_b and a["check"] == b["check"]:
+                clash = mistakes._matches(a, b) or mistakes._matches(b, a)
+                assert not clash, f"«{a['check']}»: {lab_a} y {lab_b} dan la misma huella"
 
 
 def _without_values(entry: dict) -> dict:
