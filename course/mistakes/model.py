@@ -558,9 +558,9 @@ MISTAKES = [
     Mistake("ej6_lote_copia", "copy_task_batch", batch_bos_eos_swapped,
             "¿Has cambiado BOS por EOS? El destino es [BOS, origen..., EOS]."),
     Mistake("ej6_lote_copia", "copy_task_batch", batch_float_target,
-            "¿BOS y EOS son tensores de coma flotante? Crea enteros (torch.full con un int)."),
+            "Se esperaba torch.int64 y se obtuvo torch.float32"),
     Mistake("ej6_lote_copia", "copy_task_batch", batch_without_generator,
-            "¿Pasas generator=generator a torch.randint?"),
+            "¿pasas generator=generator a torch.randint?"),
     # ejercicio 7
     Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_summed,
             "¿Sumas sin dividir? Divide entre el número de posiciones que no son relleno."),
