@@ -20,12 +20,13 @@ OUTPUT = HERE.parent / "course" / "jupyter" / "labextension"
 
 CONTAINER = """\
 // Generado por extension/build.py a partir de extension/src/plugin.js y
-// extension/nbgrader_es.json: no lo edites a mano.
+// extension/textos_es.json: no lo edites a mano.
 var _JUPYTERLAB;
 (_JUPYTERLAB = typeof _JUPYTERLAB === "undefined" ? {{}} : _JUPYTERLAB)[{name}] = (function () {{
   "use strict";
   const TEXTS = {texts};
   const PREFIXES = {prefixes};
+  const FILE_TYPES = {file_types};
 {plugin}
   return {{
     init: function () {{ return Promise.resolve(); }},
@@ -43,12 +44,13 @@ var _JUPYTERLAB;
 def files() -> dict[str, str]:
     """Ruta relativa dentro de la extensión -> contenido."""
     package = json.loads((HERE / "package.json").read_text(encoding="utf-8"))
-    strings = json.loads((HERE / "nbgrader_es.json").read_text(encoding="utf-8"))
+    strings = json.loads((HERE / "textos_es.json").read_text(encoding="utf-8"))
     plugin = (HERE / "src" / "plugin.js").read_text(encoding="utf-8")
     code = CONTAINER.format(
         name=json.dumps(package["name"]),
         texts=json.dumps(strings["texts"], ensure_ascii=False, indent=2, sort_keys=True),
         prefixes=json.dumps(strings["prefixes"], ensure_ascii=False, sort_keys=True),
+        file_types=json.dumps(strings["fileTypes"], ensure_ascii=False, sort_keys=True),
         plugin="\n".join("  " + line if line else "" for line in plugin.splitlines()),
     )
     entry = f"static/remoteEntry.{hashlib.sha256(code.encode()).hexdigest()[:20]}.js"

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 SHARE = Path(sys.prefix) / "share" / "jupyter"
-_LITERAL = r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
+_LITERAL = r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\$]|\\.|\$(?!\{))*`)"""
 _CALLS = {
     "__": re.compile(r"\.__\(\s*" + _LITERAL),
     "_p": re.compile(r"\._p\(\s*" + _LITERAL + r"\s*,\s*" + _LITERAL),
@@ -31,19 +31,26 @@ _SCHEMA = {
 
 
 def _text(literal: str) -> str:
+    if literal[0] == "`":  # plantilla sin ${}: los saltos de línea van tal cual
+        inner = literal[1:-1].replace("\\`", "`").replace('"', '\\"').replace("\n", "\\n")
+        literal = f'"{inner}"'
     if literal[0] == "'":
         literal = '"' + literal[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
     try:
         return json.loads(literal)
-    except ValueError:  # escapes de JavaScript que JSON no conoce (\x41, \')
-        return json.loads(literal.replace("\\'", "'").replace("\\x", "\\u00"))
+    except ValueError:  # escapes de JavaScript que JSON no conoce (\x41, \'), o no es texto
+        try:
+            return json.loads(literal.replace("\\'", "'").replace("\\x", "\\u00"))
+        except ValueError:
+            return literal[1:-1]
 
 
 def _bundles() -> list[Path]:
     import notebook
 
     lab = sorted((SHARE / "lab" / "static").glob("*.js"))
-    return lab + sorted((Path(notebook.__file__).parent / "static").glob("*.js"))
+    extensions = sorted((SHARE / "labextensions").glob("**/static/*.js"))
+    return lab + extensions + sorted((Path(notebook.__file__).parent / "static").glob("*.js"))
 
 
 def _schemas() -> list[Path]:

@@ -1,17 +1,23 @@
 """``python -m course doctor``: revisa el entorno y dice, en español, qué arreglar.
 
 Sale con 0 si todo está bien y con 1 si algo hay que arreglar. La GPU no es obligatoria:
-sin CUDA solo se avisa (el laboratorio 7 entrena en la CPU, más despacio).
+sin CUDA solo se avisa (el laboratorio 7 entrena en la CPU, más despacio). El idioma que se
+revisa es el que JupyterLab mostrará de verdad: el del entorno, completado por
+``jupyter-es``, salvo que la configuración propia del usuario pida otro.
 """
 
 import importlib.metadata
+import importlib.util
+import json
 import re
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from course import labs
 from course.commands import jupyter_es
+from course.jupyter import language_pack
 
 INSTALL = "ejecuta «pip install -r requirements.txt» dentro del entorno virtual"
 
@@ -53,8 +59,71 @@ def checks() -> list[tuple[bool, str, str]]:
         )
     found.append(_data())
     found.append(_language_pack())
-    found.append(_sandbox())
+    found.append(_user_language())
+    if importlib.util.find_spec("course.grading") is not None:  # no está en el zip de estudiantes
+        found.append(_sandbox())
+        found.append(_release())
     return found
+
+
+def user_settings() -> Path:
+    """El archivo con el idioma que eligió el usuario en JupyterLab (puede no existir)."""
+    from jupyterlab.commands import get_user_settings_dir
+
+    plugin = Path("@jupyterlab") / "translation-extension" / "plugin.jupyterlab-settings"
+    return Path(get_user_settings_dir()) / plugin
+
+
+def _user_language() -> tuple[bool, str, str]:
+    import json5
+
+    path = user_settings()
+    try:
+        locale = json5.loads(path.read_text()).get("locale")
+    except FileNotFoundError:
+        return True, "tu configuración de JupyterLab no cambia el idioma", ""
+    except (OSError, ValueError, AttributeError) as error:
+        return False, f"no se puede leer tu configuración de idioma {path}: {error}", "bórrala"
+    if locale in (None, "es_ES"):
+        return True, "tu configuración de JupyterLab no cambia el idioma", ""
+    return (
+        False,
+        f"tu configuración de JupyterLab pide el idioma «{locale}» y manda sobre la del"
+        f" entorno ({path})",
+        "en JupyterLab elige Configuración › Idioma › Español, o borra ese archivo",
+    )
+
+
+def stale_releases(lab_list: list[labs.Lab] | None = None, root: Path = labs.REPO) -> list[str]:
+    """Laboratorios cuyo ``release/`` no es el que sale hoy de ``source/``."""
+    from course import grading
+
+    stale = []
+    for lab in labs.available() if lab_list is None else lab_list:
+        released = root / "release" / lab.id / f"{lab.id}.ipynb"
+        with tempfile.TemporaryDirectory() as folder:
+            rebuilt = grading.generate(lab, Path(folder))
+            if not released.exists() or json.loads(rebuilt.read_text()) != json.loads(
+                released.read_text()
+            ):
+                stale.append(lab.id)
+    return stale
+
+
+def _release() -> tuple[bool, str, str]:
+    if not labs.available():
+        return True, "sin source/: no hay release/ que comprobar", ""
+    print("Comprobando que release/ sale de source/ (unos segundos por laboratorio)…")
+    stale = stale_releases()
+    if not stale:
+        return True, "release/ corresponde a source/", ""
+    return (
+        False,
+        f"release/ no corresponde a source/ en {', '.join(stale)} (¿se editó a mano o se"
+        " trabajó dentro de release/?)",
+        "guarda antes tu trabajo fuera de release/; después ejecuta"
+        f" «python -m course build {stale[0]}» por cada laboratorio",
+    )
 
 
 def _sandbox() -> tuple[bool, str, str]:
@@ -96,17 +165,25 @@ def _data() -> tuple[bool, str, str]:
 
 
 def _language_pack() -> tuple[bool, str, str]:
-    try:
-        importlib.metadata.version("jupyterlab-language-pack-es-ES")
-    except importlib.metadata.PackageNotFoundError:
+    messages = language_pack.folder()
+    if messages is None:
         return False, "paquete de idioma español de JupyterLab: no está instalado", INSTALL
-    if not jupyter_es.is_spanish():
+    missing = [
+        what
+        for ok, what in (
+            (jupyter_es.is_spanish(), "el idioma del entorno"),
+            (language_pack.is_complete(messages), "las traducciones del curso"),
+            (jupyter_es.extension_installed(), "la extensión con las etiquetas de nbgrader"),
+        )
+        if not ok
+    ]
+    if missing:
         return (
             False,
-            "JupyterLab no arranca en español en este entorno",
+            f"JupyterLab no estará del todo en español: falta {', '.join(missing)}",
             "ejecuta «python -m course jupyter-es»",
         )
-    return True, "JupyterLab en español (paquete de idioma y overrides.json)", ""
+    return True, "JupyterLab en español (idioma del entorno, traducciones y extensión)", ""
 
 
 def run() -> int:
@@ -117,7 +194,7 @@ def run() -> int:
             print(f"    → {fix}")
     problems = sum(not ok for ok, _, _ in results)
     if problems:
-        print(f"\nHay {problems} cosas que arreglar.")
+        print(f"\nHay {problems} {'cosa' if problems == 1 else 'cosas'} que arreglar.")
         return 1
     print("\nTodo en orden.")
     return 0

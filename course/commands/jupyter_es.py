@@ -9,8 +9,9 @@ no cambia nada:
    noticias. Conserva lo que ya hubiera en el archivo.
 2. Completa el paquete de idioma ``jupyterlab-language-pack-es-ES`` con las traducciones
    del curso (``course/jupyter/language_pack.py``).
-3. Copia la extensión del curso que pone en español las etiquetas de nbgrader
-   (``course/jupyter/labextension``) a ``<entorno>/share/jupyter/labextensions/``.
+3. Copia la extensión del curso que pone en español lo que el paquete de idioma no
+   alcanza, como las etiquetas de nbgrader (``course/jupyter/labextension``, fuente en
+   ``extension/``), a ``<entorno>/share/jupyter/labextensions/``.
 """
 
 import filecmp
@@ -108,7 +109,10 @@ def run(prefix: str | None = None, messages: Path | None = None) -> int:
                 bool(language_pack.install(messages)),
                 f"traducciones del curso en el paquete de idioma ({messages})",
             ),
-            (_extension(prefix), f"etiquetas de nbgrader en español en {extension_path(prefix)}"),
+            (
+                _extension(prefix),
+                f"extensión con las etiquetas de nbgrader en {extension_path(prefix)}",
+            ),
         ]
     except OSError as error:
         print(f"error: no se pudo escribir en el entorno: {error}", file=sys.stderr)

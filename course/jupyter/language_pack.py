@@ -9,8 +9,8 @@ tiene errores («Mostar», «Reiniciar Kernel?», Kernel, intérprete y núcleo 
 JupyterLab lee el paquete instalado de dos maneras: el navegador pide
 ``LC_MESSAGES/<dominio>.json`` y el servidor traduce menús y ajustes con
 ``<dominio>.mo``. Se reescriben los dos, con las cadenas del paquete y las del curso
-encima, para los dominios ``jupyterlab`` y ``notebook`` (el de Notebook 7, casi vacío en
-el paquete). El original se guarda al lado (``.orig``) la primera vez y cada instalación
+encima, para los dominios ``jupyterlab``, ``notebook`` (el de Notebook 7, casi vacío en
+el paquete) y ``jupyterlab_widgets``. El original se guarda al lado (``.orig``) la primera vez y cada instalación
 parte de él: repetirla no cambia nada, y reinstalar el paquete con pip lo deja como era.
 """
 
@@ -22,7 +22,7 @@ import struct
 from pathlib import Path
 
 OURS = Path(__file__).parent / "es_ES.json"
-DOMAINS = ("jupyterlab", "notebook")
+DOMAINS = ("jupyterlab", "notebook", "jupyterlab_widgets")
 PACK = "jupyterlab_language_pack_es_ES"
 
 
@@ -46,7 +46,8 @@ def _original(messages: Path, name: str) -> Path:
 def merged(messages: Path, domain: str) -> dict:
     """El ``<dominio>.json`` del paquete original con las cadenas del curso encima.
 
-    Notebook 7 usa también las cadenas de JupyterLab, así que su dominio las recibe todas.
+    Notebook 7 y los widgets usan también cadenas de JupyterLab: sus dominios las reciben
+    todas.
     """
     data = json.loads(_original(messages, f"{domain}.json").read_text(encoding="utf-8"))
     if domain != "jupyterlab":

@@ -1,12 +1,17 @@
-// Las etiquetas de nbgrader en español.
+// La interfaz en español donde el paquete de idioma no llega.
 //
-// La extensión de nbgrader 0.9.6 escribe sus textos en inglés directamente en la página
-// (no usa el traductor de JupyterLab), así que ningún paquete de idioma llega a ellos.
-// Este complemento observa la página y cambia, solo dentro de lo que dibuja nbgrader
-// (REGIONS), cada texto, título o marcador que coincide entero con uno de TEXTS (o empieza
-// por uno de PREFIXES). No toca el código de nbgrader: si una versión nueva cambia un
-// texto, ese texto se queda en inglés y la prueba del navegador lo señala.
-// TEXTS y PREFIXES vienen de ../nbgrader_es.json (los pone build.py).
+// - nbgrader 0.9.6 escribe sus textos en inglés directamente en la página: no usa el
+//   traductor de JupyterLab.
+// - JupyterLab 4.6 crea el botón del depurador con el traductor nulo, no traduce las
+//   secciones del inspector de propiedades y nombra «Notebook» al tipo de archivo.
+// - Los enlaces de ayuda del núcleo (menú Ayuda) vienen en inglés de ipykernel.
+//
+// El complemento observa la página y cambia, solo dentro de esas zonas (REGIONS), cada
+// texto, título o marcador que coincide entero con uno de TEXTS (o empieza por uno de
+// PREFIXES); y renombra los tipos de archivo de FILE_TYPES. No toca el código de nadie: si
+// una versión nueva cambia un texto, ese texto se queda en inglés y la prueba del
+// navegador lo señala. TEXTS, PREFIXES y FILE_TYPES vienen de ../textos_es.json (los pone
+// build.py).
 
 const REGIONS = [
   "[id^='nbgrader']",
@@ -16,6 +21,9 @@ const REGIONS = [
   "[data-id^='nbgrader']",
   "[data-id='formgrader']",
   ".jp-Dialog",
+  ".jp-DebuggerBugButton",
+  ".jp-NotebookTools",
+  ".lm-Menu-item[data-command='help:open']",
 ].join(", ");
 const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
 const ATTRIBUTES = ["title", "placeholder", "aria-label"];
@@ -97,11 +105,21 @@ function observe(mutations) {
   }
 }
 
+function renameFileTypes(registry) {
+  for (const fileType of registry.fileTypes()) {
+    const translated = FILE_TYPES[fileType.displayName];
+    if (translated !== undefined) {
+      fileType.displayName = translated;
+    }
+  }
+}
+
 const plugin = {
-  id: "@curso-transformer/nbgrader-es:plugin",
-  description: "Las etiquetas de nbgrader en español.",
+  id: "@curso-transformer/interfaz-es:plugin",
+  description: "La interfaz en español donde el paquete de idioma no llega.",
   autoStart: true,
-  activate: () => {
+  activate: (app) => {
+    app.restored.then(() => renameFileTypes(app.docRegistry));
     new MutationObserver(observe).observe(document.body, {
       childList: true,
       subtree: true,

@@ -1,11 +1,12 @@
 // Generado por extension/build.py a partir de extension/src/plugin.js y
-// extension/nbgrader_es.json: no lo edites a mano.
+// extension/textos_es.json: no lo edites a mano.
 var _JUPYTERLAB;
-(_JUPYTERLAB = typeof _JUPYTERLAB === "undefined" ? {} : _JUPYTERLAB)["@curso-transformer/nbgrader-es"] = (function () {
+(_JUPYTERLAB = typeof _JUPYTERLAB === "undefined" ? {} : _JUPYTERLAB)["@curso-transformer/interfaz-es"] = (function () {
   "use strict";
   const TEXTS = {
   "(feedback available to fetch)": "(devolución lista para descargar)",
   "(view feedback)": "(ver la devolución)",
+  "Advanced Tools": "Herramientas avanzadas",
   "Assignment List": "Lista de tareas",
   "Assignment not submitted:": "Tarea no entregada:",
   "Assignments": "Tareas",
@@ -14,12 +15,15 @@ var _JUPYTERLAB;
   "Autograded tests": "Pruebas autocalificadas",
   "Available formgraders": "Formgraders disponibles",
   "Cannot save notebook": "No se puede guardar el cuaderno",
+  "Common Tools": "Herramientas comunes",
   "Course List": "Lista de cursos",
   "Courses": "Cursos",
   "Create Assignment": "Crear tarea",
   "Create assignment": "Crear tarea",
+  "Disable Debugger": "Desactivar el depurador",
   "Downloaded assignments": "Tareas descargadas",
   "Duplicate nbgrader cell ID": "Id. de celda de nbgrader repetido",
+  "Enable Debugger": "Activar el depurador",
   "Error fetching assignment.": "Error al descargar la tarea.",
   "Error fetching courses!": "¡Error al cargar los cursos!",
   "Error fetching feedback.": "Error al descargar la devolución.",
@@ -32,25 +36,33 @@ var _JUPYTERLAB;
   "Formgrader": "Formgrader (calificar)",
   "Formgrader (local)": "Formgrader (calificar, local)",
   "ID:": "Id.:",
+  "IPython Reference": "Referencia de IPython",
   "Invalid Submission": "Entrega no válida",
   "Invalid nbgrader cell ID": "Id. de celda de nbgrader no válido",
   "Loading, please wait...": "Cargando, espera…",
   "Manually graded answer": "Respuesta calificada a mano",
   "Manually graded task": "Tarea calificada a mano",
+  "Markdown Reference": "Referencia de Markdown",
+  "Matplotlib Reference": "Referencia de Matplotlib",
   "Nbgrader Create Assignment": "Crear tarea de nbgrader",
   "No courses found.": "No se encontró ningún curso.",
+  "NumPy Reference": "Referencia de NumPy",
   "Outdated schema version": "Versión de metadatos anticuada",
   "Please see the documentation on": "Consulta la documentación en",
   "Points:": "Puntos:",
+  "Python Reference": "Referencia de Python",
   "Read-only": "Solo lectura",
   "Refresh assignments list": "Actualizar la lista de tareas",
   "Refresh formgrader list": "Actualizar la lista de Formgraders",
   "Released assignments": "Tareas publicadas",
   "Released, downloaded, and submitted assignments for course:": "Tareas publicadas, descargadas y entregadas del curso:",
+  "SciPy Reference": "Referencia de SciPy",
+  "Select a kernel that supports debugging to enable debugger": "Elige un núcleo que admita depuración para activar el depurador",
   "Student changes will be overwritten": "Los cambios del estudiante se sobrescribirán",
   "Submit": "Entregar",
   "Submitted assignments": "Tareas entregadas",
   "Success! Your notebook passes all the tests.": "¡Bien! Tu cuaderno supera todas las pruebas.",
+  "SymPy Reference": "Referencia de SymPy",
   "The exchange directory does not exist and could": "La carpeta de intercambio no existe y no se pudo",
   "The following cell failed:": "Esta celda falló:",
   "The following cell passed:": "Esta celda pasó:",
@@ -71,18 +83,25 @@ var _JUPYTERLAB;
   "Version Mismatch": "Versiones distintas",
   "for instructions.": "para saber cómo configurarla.",
   "not be created. The \"release\" and \"collect\" functionality will not be available.": "crear. Publicar y recoger tareas no funcionará.",
+  "pandas Reference": "Referencia de pandas",
   "submitting...": "entregando…"
 };
   const PREFIXES = {"Cannot check version: ": "No se puede comprobar la versión: ", "Cannot validate: ": "No se puede validar: "};
-  // Las etiquetas de nbgrader en español.
+  const FILE_TYPES = {"Notebook": "Cuaderno"};
+  // La interfaz en español donde el paquete de idioma no llega.
   //
-  // La extensión de nbgrader 0.9.6 escribe sus textos en inglés directamente en la página
-  // (no usa el traductor de JupyterLab), así que ningún paquete de idioma llega a ellos.
-  // Este complemento observa la página y cambia, solo dentro de lo que dibuja nbgrader
-  // (REGIONS), cada texto, título o marcador que coincide entero con uno de TEXTS (o empieza
-  // por uno de PREFIXES). No toca el código de nbgrader: si una versión nueva cambia un
-  // texto, ese texto se queda en inglés y la prueba del navegador lo señala.
-  // TEXTS y PREFIXES vienen de ../nbgrader_es.json (los pone build.py).
+  // - nbgrader 0.9.6 escribe sus textos en inglés directamente en la página: no usa el
+  //   traductor de JupyterLab.
+  // - JupyterLab 4.6 crea el botón del depurador con el traductor nulo, no traduce las
+  //   secciones del inspector de propiedades y nombra «Notebook» al tipo de archivo.
+  // - Los enlaces de ayuda del núcleo (menú Ayuda) vienen en inglés de ipykernel.
+  //
+  // El complemento observa la página y cambia, solo dentro de esas zonas (REGIONS), cada
+  // texto, título o marcador que coincide entero con uno de TEXTS (o empieza por uno de
+  // PREFIXES); y renombra los tipos de archivo de FILE_TYPES. No toca el código de nadie: si
+  // una versión nueva cambia un texto, ese texto se queda en inglés y la prueba del
+  // navegador lo señala. TEXTS, PREFIXES y FILE_TYPES vienen de ../textos_es.json (los pone
+  // build.py).
 
   const REGIONS = [
     "[id^='nbgrader']",
@@ -92,6 +111,9 @@ var _JUPYTERLAB;
     "[data-id^='nbgrader']",
     "[data-id='formgrader']",
     ".jp-Dialog",
+    ".jp-DebuggerBugButton",
+    ".jp-NotebookTools",
+    ".lm-Menu-item[data-command='help:open']",
   ].join(", ");
   const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
   const ATTRIBUTES = ["title", "placeholder", "aria-label"];
@@ -173,11 +195,21 @@ var _JUPYTERLAB;
     }
   }
 
+  function renameFileTypes(registry) {
+    for (const fileType of registry.fileTypes()) {
+      const translated = FILE_TYPES[fileType.displayName];
+      if (translated !== undefined) {
+        fileType.displayName = translated;
+      }
+    }
+  }
+
   const plugin = {
-    id: "@curso-transformer/nbgrader-es:plugin",
-    description: "Las etiquetas de nbgrader en español.",
+    id: "@curso-transformer/interfaz-es:plugin",
+    description: "La interfaz en español donde el paquete de idioma no llega.",
     autoStart: true,
-    activate: () => {
+    activate: (app) => {
+      app.restored.then(() => renameFileTypes(app.docRegistry));
       new MutationObserver(observe).observe(document.body, {
         childList: true,
         subtree: true,

@@ -1,0 +1,169 @@
+"""``python -m course jupyter-es``: las traducciones del curso, su instalación y la extensión.
+
+Las cadenas que JupyterLab 4.6 y Notebook 7 muestran se sacan de sus paquetes JavaScript
+instalados (``interface_strings``), no del código del curso.
+"""
+
+import gettext
+import importlib.util
+import json
+import re
+import shutil
+
+import pytest
+from interface_strings import source_strings
+
+from course.commands import jupyter_es
+from course.jupyter import language_pack
+
+BUILD = language_pack.OURS.parents[2] / "extension" / "build.py"
+# Contextos de las cadenas del servidor que no se traducen aún: descripciones del editor
+# de configuración (docs/interfaz.md).
+UNTRANSLATED_CONTEXTS = ("settings", "schema")
+
+
+@pytest.fixture(scope="module")
+def original_pack(tmp_path_factory):
+    """Una copia del paquete es_ES tal como lo instala pip (sin las cadenas del curso)."""
+    installed = language_pack.folder()
+    if installed is None:
+        pytest.skip("falta jupyterlab-language-pack-es-ES (pip install -r requirements.txt)")
+    folder = tmp_path_factory.mktemp("paquete_original")
+    for path in installed.iterdir():
+        if path.suffix in (".json", ".mo"):
+            backup = installed / f"{path.name}.orig"
+            shutil.copy2(backup if backup.exists() else path, folder / path.name)
+    return folder
+
+
+@pytest.fixture
+def pack(original_pack, tmp_path):
+    folder = tmp_path / "LC_MESSAGES"
+    shutil.copytree(original_pack, folder)
+    return folder
+
+
+def _pack_strings(folder) -> dict:
+    return json.loads((folder / "jupyterlab.json").read_text(encoding="utf-8"))
+
+
+def test_every_string_of_the_interface_has_spanish(original_pack):
+    known = _pack_strings(original_pack) | language_pack.translations()
+    missing = sorted(
+        key
+        for key in source_strings()
+        if key not in known and key.split("\x04")[0] not in UNTRANSLATED_CONTEXTS
+    )
+    assert not missing, f"{len(missing)} cadenas sin traducir, p. ej. {missing[:10]}"
+
+
+def test_translations_are_strings_of_this_jupyterlab(original_pack):
+    fixed = set(_pack_strings(original_pack))  # las que corrigen al paquete
+    unknown = set(language_pack.translations()) - source_strings() - fixed
+    assert not unknown, f"cadenas que JupyterLab 4.6 ya no usa: {sorted(unknown)[:10]}"
+
+
+def test_translations_keep_placeholders_and_code():
+    for key, values in language_pack.translations().items():
+        english = key.split("\x04")[-1]
+        singular = values[0]  # el plural puede añadir %1 («estas %1 celdas»)
+        assert sorted(re.findall(r"%\d", singular)) == sorted(re.findall(r"%\d", english)), key
+        for value in values:
+            assert set(re.findall(r"%\d", english)) <= set(re.findall(r"%\d", value)), key
+            assert re.findall(r"`[^`]*`", value) == re.findall(r"`[^`]*`", english), key
+
+
+def test_plural_strings_have_two_forms_that_differ():
+    plurals = {k: v for k, v in language_pack.translations().items() if len(v) == 2}
+    assert "Run Selected Cell" in plurals  # «Ejecutar la celda / las celdas seleccionadas»
+    for key, (one, many) in plurals.items():
+        assert one != many, key
+
+
+def test_one_word_for_kernel_and_the_pack_errors_are_fixed(original_pack, pack):
+    language_pack.install(pack)
+    merged = _pack_strings(pack)
+    original = _pack_strings(original_pack)
+    assert "Mostar" in original["Show Line Numbers"][0]  # el error del paquete existe…
+    assert merged["Show Line Numbers"] == ["Mostrar los números de línea"]  # …y se corrige
+    for key, values in merged.items():
+        for value in values if key else ():
+            assert not re.search(r"(?i)\bkernels?\b|intérprete", value), (key, value)
+            if value.rstrip().endswith("?"):
+                assert "¿" in value, (key, value)
+    assert merged["Restart Kernel?"] == ["¿Reiniciar el núcleo?"]
+
+
+def test_install_writes_json_and_mo_keeps_the_original_and_is_idempotent(original_pack, pack):
+    assert language_pack.install(pack) == list(language_pack.DOMAINS)
+    assert language_pack.install(pack) == []
+    assert language_pack.is_complete(pack)
+    for path in original_pack.iterdir():
+        if path.stem in language_pack.DOMAINS:
+            assert (pack / f"{path.name}.orig").read_bytes() == path.read_bytes()
+    with (pack / "jupyterlab.mo").open("rb") as file:
+        server = gettext.GNUTranslations(file)  # el servidor traduce menús con el .mo
+    assert server.pgettext("menu", "Kernel") == "Núcleo"
+    assert server.pgettext("menu", "File") == "Archivo"  # del paquete, se conserva
+    assert server.ngettext("Run Selected Cell", "Run Selected Cells", 3) == (
+        "Ejecutar las celdas seleccionadas"
+    )
+    notebook = json.loads((pack / "notebook.json").read_text(encoding="utf-8"))
+    assert notebook[""]["domain"] == "notebook"
+    assert notebook["Launch Jupyter Notebook File Browser"] == [
+        "Abrir el explorador de archivos de Jupyter Notebook"
+    ]
+
+
+def test_a_pip_reinstall_is_detected_and_repaired(pack):
+    language_pack.install(pack)
+    for domain in language_pack.DOMAINS:  # pip vuelve a poner los archivos originales
+        shutil.copy2(pack / f"{domain}.json.orig", pack / f"{domain}.json")
+    assert not language_pack.is_complete(pack)
+    assert language_pack.install(pack) == list(language_pack.DOMAINS)
+    assert language_pack.is_complete(pack)
+
+
+def test_extension_artefact_matches_its_sources():
+    spec = importlib.util.spec_from_file_location("build_extension", BUILD)
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    expected = build.files()
+    folder = jupyter_es.EXTENSION
+    committed = {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+    assert committed == expected, "ejecuta «python extension/build.py» y añade el resultado"
+    package = json.loads(expected["package.json"])
+    code = expected[package["jupyterlab"]["_build"]["load"]]
+    assert f"_JUPYTERLAB)[{json.dumps(package['name'])}]" in code
+    assert '"Validate": "Validar"' in code
+
+
+def test_command_is_idempotent_keeps_other_settings_and_says_what_it_did(pack, tmp_path, capsys):
+    prefix = tmp_path / "entorno"
+    settings = jupyter_es.overrides_path(str(prefix))
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"otro:plugin": {"valor": 1}}))
+
+    assert jupyter_es.run(str(prefix), pack) == 0
+    first = capsys.readouterr().out
+    assert first.count("hecho:") == 3
+    assert jupyter_es.run(str(prefix), pack) == 0
+    second = capsys.readouterr().out
+    assert "hecho:" not in second and second.count("ya estaba:") == 3
+
+    data = json.loads(settings.read_text())
+    assert data["otro:plugin"] == {"valor": 1}
+    assert data["@jupyterlab/translation-extension:plugin"]["locale"] == "es_ES"
+    assert jupyter_es.extension_installed(str(prefix))
+    assert language_pack.is_complete(pack)
+
+
+def test_command_fails_in_spanish_without_the_language_pack(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(language_pack, "folder", lambda: None)
+    assert jupyter_es.run(str(tmp_path)) == 1
+    assert "pip install -r requirements.txt" in capsys.readouterr().err
+    assert not jupyter_es.overrides_path(str(tmp_path)).exists()
