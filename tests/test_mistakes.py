@@ -154,6 +154,8 @@ def test_hints_run_the_mutants_of_an_exercise_on_other_inputs():
     value = torch.randn(2, 6, 3)
     weights = mistakes.hints("ej5_atencion", query, key, value, pick=1)
     assert weights["¿Devuelves la pareja en el orden (salida, pesos)?"].shape == (2, 5, 3)
+    with pytest.raises(KeyError, match="ej9_no_existe"):
+        mistakes.hints("ej9_no_existe", query)
 
 
 @pytest.mark.slow

@@ -69,17 +69,20 @@ def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Te
     """
     found = {}
     for lab_id in labs.LABS:
-        for mistake in catalogue(lab_id):
-            if mistake.exercise != exercise:
-                continue
-            try:
-                result = mistake.mutant(*inputs)
-                if pick is not None:
-                    result = result[pick]
-            except Exception:  # noqa: BLE001 (un mutante puede romperse con otras entradas)
-                continue
-            if isinstance(result, torch.Tensor):
-                found[mistake.message] = result.detach()
+        mistakes = [m for m in catalogue(lab_id) if m.exercise == exercise]
+        if mistakes:
+            break
+    else:
+        raise KeyError(f"ningún catálogo tiene errores del ejercicio «{exercise}»")
+    for mistake in mistakes:
+        try:
+            result = mistake.mutant(*inputs)
+            if pick is not None:
+                result = result[pick]
+        except Exception:  # noqa: BLE001 (un mutante puede romperse con otras entradas)
+            continue
+        if isinstance(result, torch.Tensor):
+            found[mistake.message] = result.detach()
     return found
 
 
