@@ -6,6 +6,7 @@ dice qué pruebas visibles (celdas ``*_prueba``) pasan. Las ocultas las pasa el 
 al calificar la entrega.
 """
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -77,7 +78,8 @@ def execute(notebook: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookN
         kernel_name="python3",
         resources={"metadata": {"path": str(folder)}},
     )
-    return client.execute()
+    # lo que el núcleo escribe en stderr (avisos de jupyter en inglés) no llega al estudiante
+    return client.execute(stderr=subprocess.DEVNULL)
 
 
 def _error(cell: nbformat.NotebookNode) -> str | None:
