@@ -149,6 +149,26 @@ def test_check_rejects_a_notebook_from_no_lab(tmp_path, capsys):
     assert "No se reconoce el laboratorio" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["build", "01_atencio"],
+        ["empezar", "01_atencio"],
+        ["check", str(LABS["01_atencion"].release), "--lab", "01_atencio"],
+        ["grade", "--lab", "01_atencio"],
+        ["feedback", "--lab", "01_atencio"],
+        ["bundle", "--through", "01_atencio"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_an_unknown_lab_exits_2_listing_the_known_ones(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Laboratorio desconocido: «01_atencio». Laboratorios disponibles: 01_atencion," in err
+    assert not list(tmp_path.iterdir())
+
+
 def test_build_rejects_unknown_lab(capsys):
     assert cli.main(["build", "99_nada"]) == 2
     assert "Laboratorio desconocido" in capsys.readouterr().err
