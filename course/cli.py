@@ -22,7 +22,9 @@ def _parser() -> ArgumentParser:
     start = _command(commands, "empezar", "copia un laboratorio a trabajo/ para hacerlo ahí")
     start.add_argument("lab", help="el laboratorio (p. ej. 01_atencion)")
     check = _command(commands, "check", CHECK_HELP[_present("grading")])
-    check.add_argument("notebook", help="ruta del cuaderno .ipynb (no se modifica)")
+    check.add_argument(
+        "notebook", metavar="CUADERNO", help="ruta del cuaderno .ipynb (no se modifica)"
+    )
     check.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
     build = _command(commands, "build", "regenera release/ desde source/ y lo valida")
     build.add_argument(
