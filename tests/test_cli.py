@@ -67,7 +67,7 @@ def test_every_command_rejects_an_unknown_option_in_spanish(command, capsys):
     "argv, spanish",
     [
         (["orden"], "argumento ORDEN: opción no válida: 'orden' (elige entre 'empezar',"),
-        (["check"], "faltan argumentos obligatorios: notebook"),
+        (["check"], "faltan argumentos obligatorios: CUADERNO"),
         (["bundle"], "faltan argumentos obligatorios: --through"),
         (["grade", "--jobs", "dos"], "argumento --jobs: 'dos' no es un número entero válido"),
         (["grade", "--memory", "x"], "argumento --memory: 'x' no es un número válido"),
