@@ -132,6 +132,7 @@ def page(server):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         context.set_default_timeout(30_000)
+        context.set_default_navigation_timeout(90_000)  # la primera carga compila mucho JS
         yield context.new_page()
         browser.close()
 
@@ -318,6 +319,19 @@ def _screens(page) -> dict[str, list[str]]:
     return screens
 
 
+def _formgrader(page, base: str, token: str) -> dict[str, list[str]]:
+    """Navegación, títulos y cabeceras de las vistas de Formgrader (el profesor)."""
+    screens = {}
+    parts = ".nav, .page-header, .breadcrumb, thead"
+    for view, name in (("manage_assignments", "tareas"), ("gradebook", "calificación manual"),
+                       ("manage_students", "estudiantes"),
+                       (f"manage_submissions/{LAB.id}", "entregas")):  # fmt: skip
+        page.goto(f"{base}/formgrader/{view}?token={token}")
+        page.wait_for_selector(".page-header h1")
+        screens[f"Formgrader: {name}"] = _screen(page, parts)
+    return screens
+
+
 def test_interface_labels_are_spanish(server, page, tmp_path):
     base, token, _ = server
     page = page.context.new_page()
@@ -326,6 +340,7 @@ def test_interface_labels_are_spanish(server, page, tmp_path):
     _wait_idle(page)
     screens = _screens(page)
     page.screenshot(path=tmp_path / "interfaz.png")
+    screens |= _formgrader(page, base, token)
     english = {name: _english(labels) for name, labels in screens.items()}
     for name, labels in screens.items():
         spanish = len(labels) - len(english[name])

@@ -72,6 +72,7 @@ def test_missing_translations_are_reported_until_jupyter_es_runs(monkeypatch, tm
     monkeypatch.setattr(language_pack, "folder", lambda: pack)
     monkeypatch.setattr(jupyter_es, "is_spanish", lambda: True)
     monkeypatch.setattr(jupyter_es, "extension_installed", lambda: True)
+    monkeypatch.setattr(jupyter_es, "formgrader_enabled", lambda: True)
     ok, what, fix = doctor._language_pack()
     assert not ok and "las traducciones del curso" in what and "jupyter-es" in fix
     language_pack.install(pack)

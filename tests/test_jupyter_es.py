@@ -150,15 +150,16 @@ def test_command_is_idempotent_keeps_other_settings_and_says_what_it_did(pack, t
 
     assert jupyter_es.run(str(prefix), pack) == 0
     first = capsys.readouterr().out
-    assert first.count("hecho:") == 3
+    assert first.count("hecho:") == 4
     assert jupyter_es.run(str(prefix), pack) == 0
     second = capsys.readouterr().out
-    assert "hecho:" not in second and second.count("ya estaba:") == 3
+    assert "hecho:" not in second and second.count("ya estaba:") == 4
 
     data = json.loads(settings.read_text())
     assert data["otro:plugin"] == {"valor": 1}
     assert data["@jupyterlab/translation-extension:plugin"]["locale"] == "es_ES"
     assert jupyter_es.extension_installed(str(prefix))
+    assert jupyter_es.formgrader_enabled(str(prefix))
     assert language_pack.is_complete(pack)
 
 

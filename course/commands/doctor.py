@@ -174,6 +174,7 @@ def _language_pack() -> tuple[bool, str, str]:
             (jupyter_es.is_spanish(), "el idioma del entorno"),
             (language_pack.is_complete(messages), "las traducciones del curso"),
             (jupyter_es.extension_installed(), "la extensión con las etiquetas de nbgrader"),
+            (jupyter_es.formgrader_enabled(), "Formgrader en español"),
         )
         if not ok
     ]

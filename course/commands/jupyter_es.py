@@ -12,6 +12,9 @@ no cambia nada:
 3. Copia la extensión del curso que pone en español lo que el paquete de idioma no
    alcanza, como las etiquetas de nbgrader (``course/jupyter/labextension``, fuente en
    ``extension/``), a ``<entorno>/share/jupyter/labextensions/``.
+4. Activa en el servidor de Jupyter la extensión que traduce Formgrader
+   (``course/jupyter/formgrader.py``) con un archivo en
+   ``<entorno>/etc/jupyter/jupyter_server_config.d/``.
 """
 
 import filecmp
@@ -30,6 +33,7 @@ SETTINGS = {
     },
 }
 EXTENSION = Path(language_pack.__file__).parent / "labextension"
+SERVER = {"ServerApp": {"jpserver_extensions": {"course.jupyter.formgrader": True}}}
 
 
 def overrides_path(prefix: str | None = None) -> Path:
@@ -39,6 +43,15 @@ def overrides_path(prefix: str | None = None) -> Path:
 def extension_path(prefix: str | None = None) -> Path:
     name = json.loads((EXTENSION / "package.json").read_text())["name"]
     return Path(prefix or sys.prefix) / "share" / "jupyter" / "labextensions" / name
+
+
+def server_config_path(prefix: str | None = None) -> Path:
+    folder = Path(prefix or sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d"
+    return folder / "course-formgrader-es.json"
+
+
+def formgrader_enabled(prefix: str | None = None) -> bool:
+    return _load(server_config_path(prefix)) == SERVER
 
 
 def _load(path: Path) -> dict | None:
@@ -92,6 +105,15 @@ def _extension(prefix: str | None) -> bool:
     return True
 
 
+def _formgrader(prefix: str | None) -> bool:
+    if formgrader_enabled(prefix):
+        return False
+    path = server_config_path(prefix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(SERVER, indent=2) + "\n")
+    return True
+
+
 def run(prefix: str | None = None, messages: Path | None = None) -> int:
     """``messages``: el ``LC_MESSAGES`` del paquete de idioma (por omisión, el instalado)."""
     messages = messages or language_pack.folder()
@@ -113,6 +135,7 @@ def run(prefix: str | None = None, messages: Path | None = None) -> int:
                 _extension(prefix),
                 f"extensión con las etiquetas de nbgrader en {extension_path(prefix)}",
             ),
+            (_formgrader(prefix), f"Formgrader en español: {server_config_path(prefix)}"),
         ]
     except OSError as error:
         print(f"error: no se pudo escribir en el entorno: {error}", file=sys.stderr)
@@ -121,5 +144,5 @@ def run(prefix: str | None = None, messages: Path | None = None) -> int:
     for changed, what in steps:
         print(f"  {'hecho' if changed else 'ya estaba'}: {what}")
     if any(changed for changed, _ in steps):
-        print("Si JupyterLab estaba abierto, recarga la página del navegador.")
+        print("Si JupyterLab estaba abierto, reinícialo y recarga la página del navegador.")
     return 0
