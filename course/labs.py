@@ -33,7 +33,7 @@ LABS = {
         Lab("02_normalizacion", "Normalización, residuales y dropout", ("normalization",)),
         Lab("03_posicional", "Embeddings y codificación posicional", ("positional",)),
         Lab("04_multicabeza", "Atención multicabeza", ("multihead",)),
-        Lab("05_capas", "Bloques del codificador y decodificador", ("layers",)),
+        Lab("05_capas", "Capas del codificador y del decodificador", ("layers",)),
         Lab("06_transformer", "El Transformer completo", ("model", "training")),
         Lab(
             "07_multi30k",

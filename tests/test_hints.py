@@ -60,7 +60,7 @@ def test_real_errors_get_one_spanish_line(fails, words):
 
 def test_a_missing_reference_module_names_the_lab_that_provides_it():
     line = hints.hint("ModuleNotFoundError", "No module named 'course.reference.layers'")
-    assert "05_capas" in line and "Bloques del codificador y decodificador" in line
+    assert "05_capas" in line and "Capas del codificador y del decodificador" in line
     assert "06_" not in line
     line = hints.hint("ModuleNotFoundError", "No module named 'course'")
     assert "python -m course doctor" in line
