@@ -195,6 +195,14 @@ class DropoutWithoutValidation(ref.Dropout):
         self.p = p
 
 
+class DropoutRejectsZero(ref.Dropout):
+    def __init__(self, p=0.1):
+        nn.Module.__init__(self)
+        if not 0.0 < p < 1.0:
+            raise ValueError(f"p={p} debe estar en (0, 1)")
+        self.p = p
+
+
 # --- ejercicio 5: la subcapa residual ---------------------------------------------------
 
 
@@ -391,6 +399,12 @@ MISTAKES = [
         "Dropout",
         DropoutWithoutValidation,
         "Dropout(p=1.0) debería lanzar ValueError: p tiene que estar en [0, 1).",
+    ),
+    Mistake(
+        "ej4_dropout",
+        "Dropout",
+        DropoutRejectsZero,
+        "p = 0 es válido (no anula nada): el intervalo es [0, 1).",
     ),
     Mistake(
         "ej5_residual",
