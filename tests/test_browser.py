@@ -245,10 +245,12 @@ ALLOWED = {
     "python", "ipykernel", "jupyter", "jupyterlab", "nbgrader", "markdown", "codemirror",
     "html", "css", "json", "yaml", "pdf", "csv", "tsv", "latex", "javascript", "js", "id",
     "ctrl", "shift", "alt", "enter", "esc", "mb", "kb", "url", "es", "has", "col", "contextual",
-    "reveal", "formgrader", "formgraders", "transformer", "ok",
+    "reveal", "formgrader", "formgraders", "transformer", "ok", "en", "web", "manual", "ipython",
+    "subshell",
 }  # fmt: skip
-# Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL y rutas.
-NOT_WORDS = re.compile(r"\((?:\w+\+)*\w+\)|\S*/\S*")
+# Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL, rutas y
+# el nombre de la aplicación Jupyter Notebook.
+NOT_WORDS = re.compile(r"\((?:\w+\+)*\w+\)|\S*/\S*|Jupyter Notebook")
 
 
 def _screen(page, selector: str) -> list[str]:

@@ -23,7 +23,7 @@ const REGIONS = [
   ".jp-Dialog",
   ".jp-DebuggerBugButton",
   ".jp-NotebookTools",
-  ".lm-Menu-item[data-command='help:open']",
+  ".lm-Menu-item[data-command^='help-menu-']",
 ].join(", ");
 const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
 const ATTRIBUTES = ["title", "placeholder", "aria-label"];

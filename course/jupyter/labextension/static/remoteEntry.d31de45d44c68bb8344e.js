@@ -113,7 +113,7 @@ var _JUPYTERLAB;
     ".jp-Dialog",
     ".jp-DebuggerBugButton",
     ".jp-NotebookTools",
-    ".lm-Menu-item[data-command='help:open']",
+    ".lm-Menu-item[data-command^='help-menu-']",
   ].join(", ");
   const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
   const ATTRIBUTES = ["title", "placeholder", "aria-label"];
