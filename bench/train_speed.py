@@ -1,27 +1,28 @@
-"""Tokens/s de entrenamiento: esta implementación frente a una línea base sencilla, en la misma ejecución.
+"""Tokens/s de entrenamiento: cada receta frente a una línea base «de semilla», en la misma ejecución.
 
-Variantes (mismo tamaño de modelo, mismos datos, mismo ``train_step`` y AdamW):
+Para cada receta (``cpu`` y ``rapida``; ``gpu`` solo si hay CUDA) se entrenan, con el
+mismo tamaño de modelo, los mismos datos, el mismo ``train_step`` y AdamW:
 
 - ``base``: la receta «de semilla»: post-norm, atención manual de la referencia (materializa
   la matriz de pesos y aplica softmax a mano), lotes aleatorios de B frases rellenados hasta
   la más larga, precisión completa (fp32);
-- ``+cubetas``: la base con lotes por cubetas de longitud (``TokenBucketSampler``, presupuesto
-  de *tokens*), que casi no rellenan;
-- ``rápida``: lo que usa ``python -m course train``: cubetas, pre-norm,
+- la receta tal como la usa ``python -m course train``: lotes por cubetas de longitud
+  (``TokenBucketSampler``, presupuesto de *tokens*), pre-norm,
   ``F.scaled_dot_product_attention`` (``course.train.use_fused_attention``) y, en CUDA,
   ``bfloat16`` con ``autocast``.
 
 B de la base se elige para que sus lotes ocupen, relleno incluido, lo mismo que el
 presupuesto de las cubetas (``max_tokens``), así que cada paso cuesta parecido y la
 diferencia está en cuántos *tokens* reales contiene. Los *tokens*/s cuentan *tokens*
-de destino que no son relleno.
+de destino que no son relleno. Dos recetas con el mismo modelo y los mismos lotes (``cpu``
+y ``rapida`` solo cambian la tasa y el calendario) comparten la medida de su base.
 
-Uso: ``python bench/train_speed.py --preset cpu --seconds 20``.
+Uso: ``python bench/train_speed.py --seconds 20``.
 """
 
-import argparse
 import dataclasses
 import json
+import os
 import platform
 import random
 import time
@@ -29,7 +30,8 @@ import time
 import torch
 
 from course import data
-from course.config import PRESETS
+from course.argparse_es import ArgumentParser
+from course.config import PRESETS, TrainConfig
 from course.data import PAD_IDX
 from course.data.batching import collate
 from course.reference.model import Transformer, count_parameters
@@ -75,25 +77,10 @@ def measure(model, batches, device, use_autocast: bool, seconds: float, warmup: 
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", choices=["cpu", "gpu"], default="cpu")
-    parser.add_argument("--seconds", type=float, default=20.0, help="segundos por variante")
-    parser.add_argument("--pairs", type=int, default=8000, help="pares de entrenamiento usados")
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--json", help="guarda el resultado en este archivo")
-    args = parser.parse_args()
-    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    cfg = PRESETS[args.preset]
-    tokenizer = data.build_tokenizer(cfg.vocab_size)
-    pairs = data.read_split("train")[: args.pairs]
-    dataset = data.PairDataset(pairs, tokenizer)
+def baseline_batches(dataset: data.PairDataset, bucketed: list) -> tuple[list, int]:
+    """Lotes aleatorios de B frases cuyo tamaño rellenado medio iguala al de las cubetas."""
     lengths = dataset.lengths
-
-    bucket_loader = data.make_loader(dataset, cfg.max_tokens, seed=0)
-    bucketed = list(bucket_loader)
     mean_padded = sum(b.src.numel() + b.tgt_in.numel() for b in bucketed) / (2 * len(bucketed))
-    # B de la base: lotes aleatorios con el mismo tamaño rellenado medio que las cubetas
     batch_size = 8
     while True:
         trial = random_batches(lengths, batch_size + 8, seed=0)
@@ -101,43 +88,85 @@ def main() -> None:
         if size > mean_padded:
             break
         batch_size += 8
-    baseline = [collate([dataset[i] for i in b]) for b in random_batches(lengths, batch_size, 0)]
+    batches = [collate([dataset[i] for i in b]) for b in random_batches(lengths, batch_size, 0)]
+    return batches, batch_size
 
-    results = {}
-    variants = [
+
+def compare(cfg: TrainConfig, pairs, device, seconds: float) -> dict:
+    """Mide la base y la receta ``cfg``; devuelve ambas medidas, B de la base y la razón."""
+    tokenizer = data.build_tokenizer(cfg.vocab_size)
+    dataset = data.PairDataset(pairs, tokenizer)
+    bucketed = list(data.make_loader(dataset, cfg.max_tokens, seed=0))
+    baseline, batch_size = baseline_batches(dataset, bucketed)
+    results = {"baseline_batch_size": batch_size}
+    for name, norm_first, fused, batches, use_autocast in [
         ("base", False, False, baseline, False),
-        ("+cubetas", False, False, bucketed, False),
-        ("rápida", True, True, bucketed, True),
-    ]
-    for name, norm_first, fused, batches, use_autocast in variants:
+        ("receta", cfg.norm_first, cfg.fused_attention, bucketed, True),
+    ]:
         torch.manual_seed(0)
         model_cfg = dataclasses.replace(
             cfg.model_config(tokenizer.vocab_size), norm_first=norm_first
         )
         model = use_fused_attention(Transformer(model_cfg), fused).to(device)
-        results[name] = measure(model, batches, device, use_autocast, args.seconds)
+        results[name] = measure(model, batches, device, use_autocast, seconds)
         results[name]["parameters"] = count_parameters(model)
-        r = results[name]
-        print(
-            f"{name:9s} {r['tokens_per_second']:>10,.0f} tokens/s  {r['steps_per_second']:6.2f} "
-            f"pasos/s  relleno del destino {100 * r['target_padding']:4.1f} %",
-            flush=True,
-        )
-    speedup = results["rápida"]["tokens_per_second"] / results["base"]["tokens_per_second"]
+    results["speedup"] = (
+        results["receta"]["tokens_per_second"] / results["base"]["tokens_per_second"]
+    )
+    return results
+
+
+def _line(name: str, r: dict) -> str:
+    return (
+        f"  {name:28s} {r['tokens_per_second']:>9,.0f} tokens/s  {r['steps_per_second']:6.2f} "
+        f"pasos/s  relleno del destino {100 * r['target_padding']:4.1f} %"
+    )
+
+
+def main() -> None:
+    parser = ArgumentParser(prog="python bench/train_speed.py", description=__doc__.splitlines()[0])
+    recipes = ["cpu", "rapida"] + (["gpu"] if torch.cuda.is_available() else [])
+    parser.add_argument(
+        "--recetas", nargs="+", choices=sorted(PRESETS), default=recipes, metavar="RECETA",
+        help=f"recetas que se comparan con la base (por omisión: {' '.join(recipes)})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seconds", type=float, default=20.0, metavar="SEGUNDOS", help="segundos por variante"
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=8000, metavar="PARES", help="pares de entrenamiento usados"
+    )
+    parser.add_argument(
+        "--device", metavar="DISPOSITIVO", help="dispositivo (por omisión, CUDA si hay, si no CPU)"
+    )
+    parser.add_argument("--json", metavar="ARCHIVO", help="guarda el resultado en este archivo")
+    args = parser.parse_args()
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     machine = (
         torch.cuda.get_device_name(device)
         if device.type == "cuda"
         else f"CPU {platform.processor() or platform.machine()}, {torch.get_num_threads()} hilos"
     )
-    print(
-        f"Aceleración de la variante rápida sobre la base: {speedup:.2f}× "
-        f"(objetivo >= 1.5×) · receta {args.preset} · base con B = {batch_size} frases · "
-        f"cubetas de {cfg.max_tokens} tokens · {machine} · torch {torch.__version__}"
-    )
+    print(f"{machine} · torch {torch.__version__} · carga media {os.getloadavg()[0]:.1f}")
+    pairs = data.read_split("train")[: args.pairs]
+    measured: dict[tuple, dict] = {}
+    results = {}
+    for name in args.recetas:
+        cfg = PRESETS[name]
+        # lo que determina la velocidad: modelo, vocabulario y lotes (no la tasa ni las épocas)
+        key = (cfg.model_config(cfg.vocab_size), cfg.max_tokens)
+        if key not in measured:
+            measured[key] = compare(cfg, pairs, device, args.seconds)
+        r = results[name] = measured[key]
+        print(f"receta {name} (lotes de {cfg.max_tokens} tokens; base con B = "
+              f"{r['baseline_batch_size']} frases):")  # fmt: skip
+        print(_line("base (semilla)", r["base"]))
+        print(_line(name, r["receta"]))
+        print(f"  aceleración: {r['speedup']:.2f}×", flush=True)
+    print(f"carga media al terminar {os.getloadavg()[0]:.1f}")
     if args.json:
-        summary = {"machine": machine, "preset": args.preset, "baseline_batch_size": batch_size}
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({**summary, "speedup": speedup, "variants": results}, f, indent=2)
+            json.dump({"machine": machine, "recipes": results}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def _parser() -> ArgumentParser:
     train = _command(commands, "train", "entrena el traductor de Multi30k y mide su BLEU")
     train.add_argument(
         "--preset",
-        choices=["gpu", "cpu", "smoke"],
+        choices=["gpu", "cpu", "rapida", "smoke"],
         default="cpu",
         help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~30 min) o smoke",
     )

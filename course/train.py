@@ -3,20 +3,25 @@
 Un paso (forzado del profesor, suavizado de etiquetas, recorte del gradiente, AdamW y
 planificador) y la validación son dos funciones que :func:`train` recibe como argumentos:
 por omisión, ``train_step`` y ``evaluate`` de ``course.reference.translation``; el
-cuaderno 07 pasa las que escribe el estudiante. Este módulo añade lo que rodea a esos pasos:
+cuaderno 07 pasa las que escribe el estudiante. Este módulo añade lo que rodea a esos
+pasos, y se lee de arriba abajo:
 
-- dispositivo automático (CUDA si hay, si no CPU) y ``bfloat16`` con ``autocast`` en CUDA;
-- calentamiento lineal y caída en coseno (``cosine_warmup_lambda`` del laboratorio 6);
-- barra de progreso ``tqdm`` con la pérdida y los *tokens*/s;
-- pérdida y perplejidad de validación al final de cada época;
-- puntos de control ``last.pt`` (modelo, optimizador, planificador, paso, configuración,
-  semilla, tokenizador), para reanudar tras una interrupción, y ``best.pt`` (lo mismo
-  sin el estado del optimizador), para traducir;
-- ``DistributedDataParallel`` cuando se lanza con ``torchrun`` (NCCL en GPU, gloo en CPU);
-  cada proceso recibe lotes distintos (``TokenBucketSampler(rank=, world_size=)``).
+1. piezas: atención fusionada, ``torchrun`` (:class:`Runtime`), puntos de control;
+2. preparación (:func:`setup`): datos, modelo, AdamW, calentamiento y coseno (el de
+   ``cosine_warmup_lambda`` del laboratorio 6) y, al reanudar, el estado de ``last.pt``;
+3. una época (:func:`train_epoch`): pasos con barra ``tqdm`` (pérdida y *tokens*/s),
+   tope de tiempo y, tras los primeros pasos, una estimación de la duración;
+4. validación y puntos de control (:func:`end_epoch`): ``last.pt`` (modelo, optimizador,
+   planificador, paso, configuración, semilla, tokenizador), para reanudar tras una
+   interrupción, y ``best.pt`` (lo mismo sin el estado del optimizador), para traducir;
+5. traducción final (:func:`translate_test`) con el promedio de las últimas épocas o
+   ``best.pt``, lo que valide mejor;
+6. :func:`train`, que encadena las partes.
 
-Los *tokens*/s cuentan los *tokens* de destino que no son relleno (los que puntúa la
-pérdida), sumados sobre todos los procesos.
+En CUDA usa ``bfloat16`` con ``autocast``; con ``torchrun``, ``DistributedDataParallel``
+(NCCL en GPU, gloo en CPU) y lotes distintos en cada proceso
+(``TokenBucketSampler(rank=, world_size=)``). Los *tokens*/s cuentan los *tokens* de
+destino que no son relleno (los que puntúa la pérdida), sumados sobre todos los procesos.
 """
 
 import contextlib
@@ -34,6 +39,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from course.config import ModelConfig, TrainConfig
@@ -246,7 +252,301 @@ class TrainResult:
         return data
 
 
-# ---------------------------------------------------------------- bucle
+# ---------------------------------------------------------------- preparación
+
+
+@dataclass
+class Run:
+    """Lo que comparten las partes del bucle: receta, datos, modelo, optimizador y contadores."""
+
+    cfg: TrainConfig
+    rt: Runtime
+    out_dir: Path
+    say: Callable[[str], None]
+    tokenizer: SubwordTokenizer
+    loader: DataLoader
+    val_loader: DataLoader
+    model: nn.Module  # sin DDP: el que se valida, se guarda y traduce
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    clock: dict  # {"start": instante en que empezó el entrenamiento}, lo lee _timed_cosine
+    result: TrainResult
+    train_model: nn.Module | None = None  # el que da los pasos (DDP con torchrun)
+    step: int = 0  # pasos dados, contando los de antes de reanudar
+    epoch: int = 0  # época en curso, desde 0
+    batch_in_epoch: int = 0  # primer lote por dar de la época en curso
+    best_val: float = math.inf
+    recent: list[dict[str, Tensor]] = field(default_factory=list)  # pesos para promediar
+    pending_rng: Tensor | None = None  # estado del generador guardado en last.pt
+    tokens_seen: int = 0
+    estimate_from: float | None = None  # instante del paso ESTIMATE_STEPS[0] de esta sesión
+
+    @property
+    def total_steps(self) -> int:
+        return self.cfg.epochs * len(self.loader)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.clock["start"]
+
+    def checkpoint(self, next_epoch: int, next_batch: int) -> dict:
+        """Estado para ``last.pt``: reanudar en la época ``next_epoch``, lote ``next_batch``."""
+        return {
+            "version": CHECKPOINT_VERSION,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "step": self.step,
+            "epoch": next_epoch,
+            "batch_in_epoch": next_batch,
+            "best_val_loss": self.best_val,
+            "history": self.result.history,
+            "recent": self.recent,
+            "model_config": dataclasses.asdict(self.model.config),
+            "train_config": dataclasses.asdict(self.cfg),
+            "seed": self.cfg.seed,
+            "tokenizer": self.tokenizer.tokenizer.to_str(),
+            "rng_cpu": torch.get_rng_state(),
+        }
+
+
+def load_data(
+    cfg: TrainConfig, rt: Runtime, data_dir=None, sums=None
+) -> tuple[SubwordTokenizer, DataLoader, DataLoader]:
+    """Tokenizador y lotes de entrenamiento (por cubetas de longitud) y de validación."""
+    if rt.main:  # el proceso 0 entrena (o lee) el tokenizador antes que los demás
+        tokenizer = build_tokenizer(cfg.vocab_size, data_dir, sums=sums)
+    rt.barrier()
+    if not rt.main:
+        tokenizer = build_tokenizer(cfg.vocab_size, data_dir, sums=sums)
+    train_set = PairDataset(
+        read_split("train", data_dir, sums=sums)[: cfg.max_train_pairs], tokenizer
+    )
+    keep = [i for i, n in enumerate(train_set.lengths) if n <= cfg.max_sentence_tokens]
+    if len(keep) < len(train_set):
+        train_set.src = [train_set.src[i] for i in keep]
+        train_set.tgt = [train_set.tgt[i] for i in keep]
+    val_set = PairDataset(read_split("val", data_dir, sums=sums)[: cfg.max_val_pairs], tokenizer)
+    pin = rt.device.type == "cuda"
+    loader = make_loader(
+        train_set, cfg.max_tokens, seed=cfg.seed, rank=rt.rank, world_size=rt.world_size,
+        pin_memory=pin,
+    )  # fmt: skip
+    val_tokens = max(cfg.max_tokens, max(val_set.lengths))
+    val_loader = make_loader(val_set, val_tokens, shuffle=False, pin_memory=pin)
+    return tokenizer, loader, val_loader
+
+
+def setup(
+    cfg: TrainConfig, out_dir: Path, rt: Runtime, log: Callable[[str], None], resume: bool,
+    data_dir=None, sums=None,
+) -> Run:  # fmt: skip
+    """Datos, modelo, AdamW y planificador; con ``resume``, el estado de ``out_dir/last.pt``."""
+    torch.manual_seed(cfg.seed)
+    resumed = None  # un last.pt dañado se detecta antes de leer los datos
+    if resume and (out_dir / "last.pt").is_file():
+        resumed = load_checkpoint(out_dir / "last.pt")
+    tokenizer, loader, val_loader = load_data(cfg, rt, data_dir, sums)
+    model = Transformer(cfg.model_config(tokenizer.vocab_size))
+    use_fused_attention(model, cfg.fused_attention)
+    model.to(rt.device)
+    optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    total_steps = cfg.epochs * len(loader)
+    warmup = min(cfg.warmup_steps, total_steps)
+    clock = {"start": time.perf_counter()}
+    if cfg.max_minutes is None:
+        schedule = cosine_warmup_lambda(warmup, total_steps)
+    else:
+        schedule = _timed_cosine(warmup, total_steps, cfg.max_minutes * 60, clock)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    result = TrainResult(
+        out_dir, count_parameters(model), 0, device=str(rt.device), world_size=rt.world_size,
+        model=model,
+    )  # fmt: skip
+    say = log if rt.main else (lambda _msg: None)
+    run = Run(cfg, rt, out_dir, say, tokenizer, loader, val_loader, model, optimizer, scheduler,
+              clock, result)  # fmt: skip
+    if resumed is not None:
+        _restore(run, resumed)
+    say(
+        f"Modelo: {result.parameters / 1e6:.2f} M parámetros · dispositivo {rt.device}"
+        f"{f' × {rt.world_size} procesos' if rt.distributed else ''} · "
+        f"{len(loader.dataset)} pares de entrenamiento, {len(loader)} lotes por época."
+    )
+    run.train_model = model
+    if rt.distributed:
+        ids = [rt.device.index] if rt.device.type == "cuda" else None
+        run.train_model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    return run
+
+
+def _restore(run: Run, state: dict) -> None:
+    """Continúa desde ``last.pt``: pesos, optimizador, planificador, contadores y curvas."""
+    if state["model_config"] != dataclasses.asdict(run.model.config):
+        raise CheckpointError(
+            f"{run.out_dir / 'last.pt'} es de otro modelo ({state['train_config']['name']}): "
+            f"usa otra carpeta con --out o entrena sin --resume."
+        )
+    run.model.load_state_dict(state["model"])
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    run.step, run.epoch, run.batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+    run.best_val, run.result.history = state["best_val_loss"], state["history"]
+    run.recent = state.get("recent", [])
+    run.pending_rng = state["rng_cpu"]  # se restaura en el mismo punto en que se guardó
+    run.say(f"Reanudando desde {run.out_dir / 'last.pt'}: paso {run.step}, época {run.epoch + 1}.")
+
+
+# ---------------------------------------------------------------- una época
+
+
+@dataclass
+class EpochStats:
+    """Lo que deja una época (o el trozo que se dio de ella) para su validación."""
+
+    first_batch: int  # primer lote dado en esta sesión
+    next_batch: int  # lote siguiente al último dado (= lotes por época si terminó)
+    started: float
+    tokens: int = 0
+    stop: str | None = None  # "pasos" (max_steps: simula una interrupción) o "tiempo"
+
+
+ESTIMATE_STEPS = (5, 25)  # la estimación mide la velocidad entre estos pasos de la sesión
+
+
+def train_epoch(run: Run, train_step: StepFn, progress: bool, max_steps: int | None) -> EpochStats:
+    """Da los pasos de la época ``run.epoch`` desde el lote ``run.batch_in_epoch``.
+
+    Se para antes si se llega a ``max_steps`` o al tope de tiempo ``cfg.max_minutes``;
+    entonces guarda ``last.pt`` con el lote siguiente, para reanudar ahí.
+    """
+    cfg, rt = run.cfg, run.rt
+    run.loader.batch_sampler.set_epoch(run.epoch)
+    steps_per_epoch = len(run.loader)
+    bar = tqdm(
+        total=steps_per_epoch, initial=run.batch_in_epoch, leave=False,
+        desc=f"época {run.epoch + 1}/{cfg.epochs}", disable=not (progress and rt.main),
+    )  # fmt: skip
+    stats = EpochStats(run.batch_in_epoch, run.batch_in_epoch, time.perf_counter())
+    for i, batch in enumerate(_batches(run)):
+        if i < stats.first_batch:
+            continue  # lotes ya vistos antes de la interrupción
+        batch = batch.to(rt.device, non_blocking=True)
+        with autocast(rt.device):
+            loss = train_step(
+                run.train_model, batch, run.optimizer, run.scheduler, PAD_IDX,
+                cfg.label_smoothing, cfg.clip_norm,
+            )  # fmt: skip
+        run.step, stats.next_batch = run.step + 1, i + 1
+        stats.tokens += int((batch.tgt_out != PAD_IDX).sum()) * rt.world_size
+        run.result.train_losses.append(loss)
+        rate = stats.tokens / max(time.perf_counter() - stats.started, 1e-9)
+        bar.set_postfix(pérdida=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
+        bar.update()
+        _maybe_estimate(run)
+        if cfg.save_every and run.step % cfg.save_every == 0 and rt.main:
+            save_checkpoint(run.out_dir / "last.pt", run.checkpoint(run.epoch, i + 1))
+        if cfg.max_minutes is not None and run.elapsed() >= cfg.max_minutes * 60:
+            stats.stop = "tiempo"  # se valida igual, como al final de una época
+        elif max_steps is not None and run.step >= max_steps:
+            stats.stop = "pasos"
+        if stats.stop:
+            if rt.main:
+                save_checkpoint(run.out_dir / "last.pt", run.checkpoint(run.epoch, i + 1))
+            with tqdm.external_write_mode():  # el mensaje en su línea, no tras la barra
+                run.say(f"Entrenamiento detenido en el paso {run.step} (época {run.epoch + 1}).")
+            break
+    bar.close()
+    run.tokens_seen += stats.tokens
+    return stats
+
+
+def _batches(run: Run) -> Iterable[Batch]:
+    """Iterador de los lotes de la época; al reanudar, con el generador como estaba."""
+    pending, run.pending_rng = run.pending_rng, None
+    if pending is not None and run.batch_in_epoch == 0:
+        torch.set_rng_state(pending)  # guardado al final de una época
+    batches = iter(run.loader)  # el DataLoader toma una semilla del generador global
+    if pending is not None and run.batch_in_epoch > 0:
+        torch.set_rng_state(pending)  # guardado a mitad de época, tras crear el iterador
+    return batches
+
+
+def _maybe_estimate(run: Run) -> None:
+    """Tras los primeros pasos, anuncia cuánto tardará el entrenamiento en esta máquina."""
+    first, last = ESTIMATE_STEPS
+    local_step = len(run.result.train_losses)  # pasos de esta sesión
+    if local_step == first:
+        run.estimate_from = time.perf_counter()
+    if local_step != last or run.estimate_from is None:
+        return
+    per_step = (time.perf_counter() - run.estimate_from) / (last - first)
+    full = run.elapsed() + per_step * (run.total_steps - run.step)
+    text = (
+        f"Estimación en esta máquina: ~{_es(full / 60, '.0f' if full >= 600 else '.1f')} min para "
+        f"{run.cfg.epochs} épocas ({_es(1 / per_step)} pasos/s)"
+    )
+    cap = run.cfg.max_minutes
+    if cap is not None and full > cap * 60:
+        reached = (run.step + (cap * 60 - run.elapsed()) / per_step) / len(run.loader)
+        text += (
+            f"; el tope de {_es(cap, 'g')} min lo corta hacia la época {_es(reached)}"
+            " y el coseno termina igual"
+        )
+    with tqdm.external_write_mode():
+        run.say(text + ".")
+
+
+def _es(x: float, spec: str = ".1f") -> str:
+    """Número con coma decimal: ``_es(10.54)`` → «10,5»."""
+    return format(x, spec).replace(".", ",")
+
+
+# ---------------------------------------------------------------- validación y puntos de control
+
+
+def end_epoch(run: Run, stats: EpochStats, evaluate: EvalFn) -> None:
+    """Valida, anota la época en el historial y guarda ``best.pt`` y ``last.pt``.
+
+    Tras un tope de tiempo a mitad de época se valida igual (``last.pt`` ya se guardó en
+    el bucle, con el lote siguiente). En las últimas ``cfg.average_last`` épocas guarda
+    además una copia de los pesos, para promediarlos al final.
+    """
+    cfg, result = run.cfg, run.result
+    with autocast(run.rt.device):
+        val_loss, val_ppl = evaluate(run.model, run.val_loader, PAD_IDX)
+    done = stats.next_batch - stats.first_batch
+    losses = result.train_losses[len(result.train_losses) - done :]
+    train_mean = sum(losses) / max(1, len(losses))
+    seconds = time.perf_counter() - stats.started
+    result.history.append(
+        {
+            "epoch": run.epoch + 1,
+            "step": run.step,
+            "train_loss": train_mean,
+            "val_loss": val_loss,
+            "val_ppl": val_ppl,
+            "tokens_per_second": stats.tokens / seconds,
+            "seconds": seconds,
+            "elapsed": run.elapsed(),
+        }
+    )
+    run.say(
+        f"Época {run.epoch + 1}/{cfg.epochs}: pérdida de entrenamiento {train_mean:.3f}, "
+        f"validación {val_loss:.3f} (perplejidad {val_ppl:.2f}), "
+        f"{stats.tokens / seconds:,.0f} tokens/s, {seconds:.1f} s."
+    )
+    if cfg.average_last > 1 and run.epoch + 1 > cfg.epochs - cfg.average_last:
+        run.recent = (run.recent + [_cpu_state(run.model)])[-cfg.average_last :]
+    partial = stats.stop is not None and stats.next_batch < len(run.loader)
+    run.epoch, run.batch_in_epoch = (run.epoch, stats.next_batch) if partial else (run.epoch + 1, 0)
+    if run.rt.main:
+        if val_loss < run.best_val:
+            run.best_val = val_loss
+            state = run.checkpoint(run.epoch, run.batch_in_epoch)
+            save_checkpoint(run.out_dir / "best.pt", _without(state, RESUME_KEYS))
+        if not partial:
+            save_checkpoint(run.out_dir / "last.pt", run.checkpoint(run.epoch, 0))
+    run.rt.barrier()
 
 
 def _average(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
@@ -260,284 +560,6 @@ def _average(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
 
 def _cpu_state(model: nn.Module) -> dict[str, Tensor]:
     return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-
-
-def train(
-    cfg: TrainConfig,
-    out_dir: str | os.PathLike,
-    *,
-    data_dir: str | os.PathLike | None = None,
-    sums: Mapping[str, str] | None = None,
-    resume: bool = False,
-    device: str | torch.device | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
-    decode_test: bool = True,
-    max_steps: int | None = None,
-    train_step: StepFn | None = None,
-    evaluate: EvalFn | None = None,
-) -> TrainResult:
-    """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
-
-    Escribe en ``out_dir``: ``last.pt`` (cada época, y cada ``cfg.save_every`` pasos),
-    ``best.pt`` (la menor pérdida de validación), ``metrics.json`` y, si ``decode_test``,
-    las traducciones del conjunto de prueba (``test_2016_flickr.en.txt``, una por línea).
-
-    Args:
-        cfg: receta (``course.config.PRESETS``).
-        out_dir: carpeta de resultados.
-        data_dir, sums: dónde están los datos y sus sumas (como ``course.data.read_split``).
-        resume: continúa desde ``out_dir/last.pt`` si existe (mismo paso, mismo orden de lotes).
-        device: fuerza un dispositivo; por omisión CUDA si hay, si no CPU.
-        progress: barra ``tqdm`` (solo en el proceso 0).
-        log: función que recibe los mensajes de progreso en español.
-        max_steps: detiene el entrenamiento tras este paso global (simula una interrupción).
-        train_step: un paso de optimización, con la firma de
-            ``course.reference.translation.train_step``; se llama dentro de ``autocast``.
-        evaluate: pérdida y perplejidad de validación, con la firma de
-            ``course.reference.translation.evaluate``; también decide entre el promedio
-            de pesos y ``best.pt``.
-
-    Sin ``train_step`` o ``evaluate`` se usan los de la referencia, que se importan solo
-    entonces: el zip del laboratorio 7 no lleva esa referencia (son sus soluciones) y el
-    cuaderno pasa las funciones del estudiante.
-    """
-    if train_step is None or evaluate is None:
-        from course.reference import translation
-
-        train_step = train_step or translation.train_step
-        evaluate = evaluate or translation.evaluate
-    rt = setup_runtime(device)
-    out_dir = Path(out_dir)
-    say = log if rt.main else (lambda _msg: None)
-    torch.manual_seed(cfg.seed)
-    # un punto de control dañado se detecta antes de leer los datos o construir el modelo
-    resumed = None
-    if resume and (out_dir / "last.pt").is_file():
-        resumed = load_checkpoint(out_dir / "last.pt")
-
-    # datos: el proceso 0 entrena (o lee) el tokenizador antes que los demás
-    if rt.main:
-        tokenizer = build_tokenizer(cfg.vocab_size, data_dir, sums=sums)
-    rt.barrier()
-    if not rt.main:
-        tokenizer = build_tokenizer(cfg.vocab_size, data_dir, sums=sums)
-    train_pairs = read_split("train", data_dir, sums=sums)[: cfg.max_train_pairs]
-    val_pairs = read_split("val", data_dir, sums=sums)[: cfg.max_val_pairs]
-    train_set = PairDataset(train_pairs, tokenizer)
-    keep = [i for i, n in enumerate(train_set.lengths) if n <= cfg.max_sentence_tokens]
-    if len(keep) < len(train_set):
-        train_set.src = [train_set.src[i] for i in keep]
-        train_set.tgt = [train_set.tgt[i] for i in keep]
-    val_set = PairDataset(val_pairs, tokenizer)
-    pin = rt.device.type == "cuda"
-    loader = make_loader(
-        train_set,
-        cfg.max_tokens,
-        seed=cfg.seed,
-        rank=rt.rank,
-        world_size=rt.world_size,
-        pin_memory=pin,
-    )
-    val_loader = make_loader(
-        val_set, max(cfg.max_tokens, max(val_set.lengths)), shuffle=False, pin_memory=pin
-    )
-
-    # modelo, optimizador y planificador
-    model_config = cfg.model_config(tokenizer.vocab_size)
-    model = Transformer(model_config)
-    use_fused_attention(model, cfg.fused_attention)
-    model.to(rt.device)
-    parameters = count_parameters(model)
-    optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
-    steps_per_epoch = len(loader)
-    total_steps = cfg.epochs * steps_per_epoch
-    warmup = min(cfg.warmup_steps, total_steps)
-    clock = {"start": time.perf_counter()}
-    if cfg.max_minutes is None:
-        schedule = cosine_warmup_lambda(warmup, total_steps)
-    else:
-        schedule = _timed_cosine(warmup, total_steps, cfg.max_minutes * 60, clock)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-
-    result = TrainResult(
-        out_dir, parameters, 0, device=str(rt.device), world_size=rt.world_size, model=model
-    )
-    step, epoch, batch_in_epoch, best_val = 0, 0, 0, math.inf
-    recent: list[dict[str, Tensor]] = []
-    pending_rng = None
-    if resumed is not None:
-        state = resumed
-        if state["model_config"] != dataclasses.asdict(model_config):
-            raise CheckpointError(
-                f"{out_dir / 'last.pt'} es de otro modelo ({state['train_config']['name']}): "
-                f"usa otra carpeta con --out o entrena sin --resume."
-            )
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
-        best_val, result.history = state["best_val_loss"], state["history"]
-        recent = state.get("recent", [])
-        pending_rng = state["rng_cpu"]  # se restaura en el mismo punto en que se guardó
-        say(f"Reanudando desde {out_dir / 'last.pt'}: paso {step}, época {epoch + 1}.")
-
-    train_model: nn.Module = model
-    if rt.distributed:
-        ids = [rt.device.index] if rt.device.type == "cuda" else None
-        train_model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
-
-    def state_dict(next_epoch: int, next_batch: int) -> dict:
-        return {
-            "version": CHECKPOINT_VERSION,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "step": step,
-            "epoch": next_epoch,
-            "batch_in_epoch": next_batch,
-            "best_val_loss": best_val,
-            "history": result.history,
-            "recent": recent,
-            "model_config": dataclasses.asdict(model_config),
-            "train_config": dataclasses.asdict(cfg),
-            "seed": cfg.seed,
-            "tokenizer": tokenizer.tokenizer.to_str(),
-            "rng_cpu": torch.get_rng_state(),
-        }
-
-    say(
-        f"Modelo: {parameters / 1e6:.2f} M parámetros · dispositivo {rt.device}"
-        f"{f' × {rt.world_size} procesos' if rt.distributed else ''} · "
-        f"{len(train_set)} pares de entrenamiento, {steps_per_epoch} lotes por época."
-    )
-    if rt.device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(rt.device)
-    started = clock["start"] = time.perf_counter()
-    tokens_seen, stop, timed_out = 0, False, False
-    while epoch < cfg.epochs and not stop:
-        loader.batch_sampler.set_epoch(epoch)
-        bar = tqdm(
-            total=steps_per_epoch,
-            initial=batch_in_epoch,
-            desc=f"época {epoch + 1}/{cfg.epochs}",
-            disable=not (progress and rt.main),
-            leave=False,
-        )
-        epoch_start, epoch_tokens = time.perf_counter(), 0
-        if pending_rng is not None and batch_in_epoch == 0:
-            torch.set_rng_state(pending_rng)  # guardado al final de una época
-        batches = iter(loader)  # el DataLoader toma una semilla del generador global
-        if pending_rng is not None and batch_in_epoch > 0:
-            torch.set_rng_state(pending_rng)  # guardado a mitad de época, tras crear el iterador
-        pending_rng, first_batch, i = None, batch_in_epoch, batch_in_epoch - 1
-        for i, batch in enumerate(batches):
-            if i < batch_in_epoch:
-                continue  # lotes ya vistos antes de la interrupción
-            batch = batch.to(rt.device, non_blocking=True)
-            with autocast(rt.device):
-                loss = train_step(
-                    train_model, batch, optimizer, scheduler, PAD_IDX, cfg.label_smoothing,
-                    cfg.clip_norm,
-                )  # fmt: skip
-            step += 1
-            tokens = int((batch.tgt_out != PAD_IDX).sum()) * rt.world_size
-            epoch_tokens += tokens
-            result.train_losses.append(loss)
-            rate = epoch_tokens / max(time.perf_counter() - epoch_start, 1e-9)
-            bar.set_postfix(pérdida=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
-            bar.update()
-            if cfg.save_every and step % cfg.save_every == 0 and rt.main:
-                save_checkpoint(out_dir / "last.pt", state_dict(epoch, i + 1))
-            elapsed_min = (time.perf_counter() - started) / 60
-            timed_out = cfg.max_minutes is not None and elapsed_min >= cfg.max_minutes
-            if (max_steps is not None and step >= max_steps) or timed_out:
-                stop = True
-                if rt.main:
-                    save_checkpoint(out_dir / "last.pt", state_dict(epoch, i + 1))
-                say(f"Entrenamiento detenido en el paso {step} (época {epoch + 1}).")
-                break
-        bar.close()
-        tokens_seen += epoch_tokens
-        partial = stop and i + 1 < steps_per_epoch
-        if partial and not timed_out:
-            break  # interrupción: se reanuda desde last.pt, ya guardado
-        with autocast(rt.device):
-            val_loss, val_ppl = evaluate(model, val_loader, PAD_IDX)
-        this_epoch = result.train_losses[-(i + 1 - first_batch) :]
-        train_mean = sum(this_epoch) / max(1, len(this_epoch))
-        seconds = time.perf_counter() - epoch_start
-        result.history.append(
-            {
-                "epoch": epoch + 1,
-                "step": step,
-                "train_loss": train_mean,
-                "val_loss": val_loss,
-                "val_ppl": val_ppl,
-                "tokens_per_second": epoch_tokens / seconds,
-                "seconds": seconds,
-                "elapsed": time.perf_counter() - started,
-            }
-        )
-        say(
-            f"Época {epoch + 1}/{cfg.epochs}: pérdida de entrenamiento {train_mean:.3f}, "
-            f"validación {val_loss:.3f} (perplejidad {val_ppl:.2f}), "
-            f"{epoch_tokens / seconds:,.0f} tokens/s, {seconds:.1f} s."
-        )
-        if cfg.average_last > 1 and epoch + 1 > cfg.epochs - cfg.average_last:
-            recent = (recent + [_cpu_state(model)])[-cfg.average_last :]
-        # tope de tiempo a mitad de época: se valida igual; last.pt ya se guardó en el bucle
-        epoch, batch_in_epoch = (epoch, i + 1) if partial else (epoch + 1, 0)
-        if rt.main:
-            if val_loss < best_val:
-                best_val = val_loss
-                state = state_dict(epoch, batch_in_epoch)
-                save_checkpoint(out_dir / "best.pt", _without(state, RESUME_KEYS))
-            if not partial:
-                save_checkpoint(out_dir / "last.pt", state_dict(epoch, 0))
-        rt.barrier()
-
-    result.step = step
-    result.train_seconds = time.perf_counter() - started
-    result.tokens_per_second = tokens_seen / max(result.train_seconds, 1e-9)
-    if rt.device.type == "cuda":
-        result.peak_memory_mb = torch.cuda.max_memory_allocated(rt.device) / 2**20
-    say(
-        f"Entrenamiento: {step} pasos en {result.train_seconds:.1f} s, "
-        f"{result.tokens_per_second:,.0f} tokens/s de media."
-    )
-
-    if decode_test and rt.main and result.history:
-        result.decoded_with = _choose_weights(
-            model, recent, val_loader, out_dir, best_val, say, evaluate
-        )
-        test_pairs = read_split("test_2016_flickr", data_dir, sums=sums)[: cfg.max_test_pairs]
-        t0 = time.perf_counter()
-        with autocast(rt.device):
-            hypotheses = translate(
-                model,
-                tokenizer,
-                [de for de, _ in test_pairs],
-                beam_size=cfg.beam_size,
-                length_penalty=cfg.length_penalty,
-                batch_size=cfg.decode_batch_size,
-            )
-        result.decode_seconds = time.perf_counter() - t0
-        (out_dir / TRANSLATIONS_FILE).write_text(
-            "".join(f"{h}\n" for h in hypotheses), encoding="utf-8"
-        )
-        result.bleu = bleu(hypotheses, [en for _, en in test_pairs])
-        say(
-            f"Prueba ({len(test_pairs)} frases, haz {cfg.beam_size}, "
-            f"{result.decode_seconds:.1f} s): {result.bleu}"
-        )
-    if rt.main:
-        (out_dir / METRICS_FILE).write_text(
-            json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str),
-            encoding="utf-8",
-        )
-    rt.barrier()
-    return result
 
 
 def _timed_cosine(
@@ -559,6 +581,33 @@ def _timed_cosine(
         return cosine_warmup_factor(max(step, math.ceil(by_time)), warmup, total_steps)
 
     return factor
+
+
+# ---------------------------------------------------------------- traducción final
+
+
+def translate_test(run: Run, evaluate: EvalFn, data_dir=None, sums=None) -> None:
+    """Elige los pesos (promedio o ``best.pt``), traduce la prueba con haz y mide su BLEU."""
+    cfg, result = run.cfg, run.result
+    result.decoded_with = _choose_weights(
+        run.model, run.recent, run.val_loader, run.out_dir, run.best_val, run.say, evaluate
+    )
+    test_pairs = read_split("test_2016_flickr", data_dir, sums=sums)[: cfg.max_test_pairs]
+    t0 = time.perf_counter()
+    with autocast(run.rt.device):
+        hypotheses = translate(
+            run.model, run.tokenizer, [de for de, _ in test_pairs], beam_size=cfg.beam_size,
+            length_penalty=cfg.length_penalty, batch_size=cfg.decode_batch_size,
+        )  # fmt: skip
+    result.decode_seconds = time.perf_counter() - t0
+    (run.out_dir / TRANSLATIONS_FILE).write_text(
+        "".join(f"{h}\n" for h in hypotheses), encoding="utf-8"
+    )
+    result.bleu = bleu(hypotheses, [en for _, en in test_pairs])
+    run.say(
+        f"Prueba ({len(test_pairs)} frases, haz {cfg.beam_size}, "
+        f"{result.decode_seconds:.1f} s): {result.bleu}"
+    )
 
 
 def _choose_weights(
@@ -586,3 +635,83 @@ def _choose_weights(
     model.load_state_dict(best["model"])
     say(f"Se traduce con best.pt (validación {best_val:.3f}).")
     return "best.pt"
+
+
+# ---------------------------------------------------------------- el bucle entero
+
+
+def train(
+    cfg: TrainConfig,
+    out_dir: str | os.PathLike,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    sums: Mapping[str, str] | None = None,
+    resume: bool = False,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+    decode_test: bool = True,
+    max_steps: int | None = None,
+    train_step: StepFn | None = None,
+    evaluate: EvalFn | None = None,
+) -> TrainResult:
+    """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
+
+    Preparación (:func:`setup`), épocas (:func:`train_epoch`, :func:`end_epoch`) y
+    traducción final (:func:`translate_test`). Escribe en ``out_dir``: ``last.pt``,
+    ``best.pt``, ``metrics.json`` y, si ``decode_test``, las traducciones de la prueba.
+
+    Args:
+        cfg: receta (``course.config.PRESETS``).
+        out_dir: carpeta de resultados.
+        data_dir, sums: dónde están los datos y sus sumas (como ``course.data.read_split``).
+        resume: continúa desde ``out_dir/last.pt`` si existe (mismo paso, mismo orden de lotes).
+        device: fuerza un dispositivo; por omisión CUDA si hay, si no CPU.
+        progress: barra ``tqdm`` (solo en el proceso 0).
+        log: función que recibe los mensajes de progreso en español.
+        max_steps: detiene el entrenamiento tras este paso global (simula una interrupción).
+        train_step, evaluate: un paso (dentro de ``autocast``) y la validación, con las
+            firmas de ``course.reference.translation``, que se importa solo si falta
+            alguno (el zip del laboratorio 7 no la lleva; el cuaderno pasa los suyos).
+    """
+    if train_step is None or evaluate is None:
+        from course.reference import translation
+
+        train_step = train_step or translation.train_step
+        evaluate = evaluate or translation.evaluate
+    rt = setup_runtime(device)
+    run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums)
+    if rt.device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(rt.device)
+    run.clock["start"] = time.perf_counter()
+    while run.epoch < cfg.epochs:
+        stats = train_epoch(run, train_step, progress, max_steps)
+        if stats.stop == "pasos" and stats.next_batch < len(run.loader):
+            break  # interrupción: se reanuda desde last.pt, ya guardado
+        end_epoch(run, stats, evaluate)
+        if stats.stop:
+            break
+    _finish_training(run)
+    if decode_test and rt.main and run.result.history:
+        translate_test(run, evaluate, data_dir, sums)
+    if rt.main:
+        (run.out_dir / METRICS_FILE).write_text(
+            json.dumps(run.result.to_json(), indent=2, ensure_ascii=False, default=str),
+            encoding="utf-8",
+        )
+    rt.barrier()
+    return run.result
+
+
+def _finish_training(run: Run) -> None:
+    """Anota pasos, tiempo, *tokens*/s y memoria máxima de la GPU en ``run.result``."""
+    result = run.result
+    result.step = run.step
+    result.train_seconds = run.elapsed()
+    result.tokens_per_second = run.tokens_seen / max(result.train_seconds, 1e-9)
+    if run.rt.device.type == "cuda":
+        result.peak_memory_mb = torch.cuda.max_memory_allocated(run.rt.device) / 2**20
+    run.say(
+        f"Entrenamiento: {result.step} pasos en {result.train_seconds:.1f} s, "
+        f"{result.tokens_per_second:,.0f} tokens/s de media."
+    )

@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+import re
 import socket
 
 import pytest
@@ -9,7 +10,8 @@ import torch
 import torch.multiprocessing as mp
 
 from course import cli, data
-from course.config import ModelConfig, TrainConfig
+from course import train as train_module
+from course.config import PRESETS, ModelConfig, TrainConfig
 from course.decoding import beam_search, bleu, translate
 from course.reference import translation
 from course.reference.model import Transformer, greedy_decode, make_src_mask
@@ -237,3 +239,34 @@ def test_best_checkpoint_keeps_only_what_translation_needs(toy, tmp_path):
     ).stat().st_size / 2
     model, _, _ = load_model(tmp_path / "run" / "best.pt")
     torch.testing.assert_close(model.state_dict(), best["model"])
+
+
+def _estimates(cfg, out, toy, monkeypatch, **kwargs):
+    monkeypatch.setattr(train_module, "ESTIMATE_STEPS", (1, 3))
+    messages = []
+    train(cfg, out, data_dir=toy[0], sums=toy[1], progress=False, log=messages.append,
+          decode_test=False, **kwargs)  # fmt: skip
+    return [m for m in messages if m.startswith("Estimación en esta máquina")]
+
+
+def test_estimate_of_the_duration_is_printed_once_from_the_first_steps(toy, tmp_path, monkeypatch):
+    cfg = dataclasses.replace(TINY, epochs=4)
+    [message] = _estimates(cfg, tmp_path / "run", toy, monkeypatch)
+    match = re.fullmatch(r"Estimación en esta máquina: ~(\d+(?:,\d)?) min para 4 épocas "
+                         r"\((\d+,\d) pasos/s\)\.", message)  # fmt: skip
+    assert match, message
+    assert float(match[2].replace(",", ".")) > 0
+
+
+def test_estimate_says_where_the_time_limit_cuts(toy, tmp_path, monkeypatch):
+    # 10 000 épocas no caben en 2,5 min: la estimación avisa de que el tope corta antes
+    cfg = dataclasses.replace(TINY, epochs=10_000, max_minutes=2.5)
+    [message] = _estimates(cfg, tmp_path / "run", toy, monkeypatch, max_steps=3)
+    match = re.search(r"el tope de 2,5 min lo corta hacia la época (\d+,\d) ", message)
+    assert match, message
+    assert 0 < float(match[1].replace(",", ".")) < 10_000
+
+
+def test_cli_offers_the_rapida_recipe():
+    args = cli._parser().parse_args(["train", "--preset", "rapida"])
+    assert args.preset == "rapida" and PRESETS["rapida"].max_minutes is not None
