@@ -535,7 +535,7 @@ def end_epoch(run: Run, stats: EpochStats, evaluate: EvalFn) -> None:
         f"validación {val_loss:.3f} (perplejidad {val_ppl:.2f}), "
         f"{stats.tokens / seconds:,.0f} tokens/s, {seconds:.1f} s."
     )
-    if cfg.average_last > 1 and run.epoch + 1 > cfg.epochs - cfg.average_last:
+    if cfg.average_last > 1 and _epochs_left(run, stats) < cfg.average_last:
         run.recent = (run.recent + [_cpu_state(run.model)])[-cfg.average_last :]
     partial = stats.stop is not None and stats.next_batch < len(run.loader)
     run.epoch, run.batch_in_epoch = (run.epoch, stats.next_batch) if partial else (run.epoch + 1, 0)
@@ -547,6 +547,20 @@ def end_epoch(run: Run, stats: EpochStats, evaluate: EvalFn) -> None:
         if not partial:
             save_checkpoint(run.out_dir / "last.pt", run.checkpoint(run.epoch, 0))
     run.rt.barrier()
+
+
+def _epochs_left(run: Run, stats: EpochStats) -> float:
+    """Épocas que quedan tras esta: las de la receta o, con tope de tiempo, las que caben.
+
+    Con el tope, a la velocidad de esta época (validación incluida); así el promedio de
+    ``average_last`` épocas usa las últimas aunque el tope corte antes de ``cfg.epochs``.
+    """
+    left = run.cfg.epochs - (run.epoch + 1)
+    done = stats.next_batch - stats.first_batch
+    if run.cfg.max_minutes is not None and done > 0:
+        per_epoch = (time.perf_counter() - stats.started) / done * len(run.loader)
+        left = min(left, (run.cfg.max_minutes * 60 - run.elapsed()) / per_epoch)
+    return left
 
 
 def _average(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
