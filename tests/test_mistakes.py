@@ -27,8 +27,12 @@ RESULTS: dict[str, Counter] = {}
 
 
 @pytest.fixture(scope="module")
-def solutions():
-    """Cuadernos de solución ya ejecutados, uno por laboratorio y solo cuando se piden."""
+def solutions(request):
+    """Cuadernos de solución ya ejecutados, uno por laboratorio y solo cuando se piden.
+
+    Al terminar escribe en la terminal (también sin ``-s``) cuántos errores detectan y
+    nombran las pruebas visibles y las ocultas de cada laboratorio.
+    """
     cache: dict[str, mistakes.Solution] = {}
 
     def get(lab_id: str) -> mistakes.Solution:
@@ -37,12 +41,20 @@ def solutions():
         return cache[lab_id]
 
     yield get
-    for lab_id, counts in RESULTS.items():
-        print(
-            f"\n{lab_id}: {counts['total']} errores; visibles los detectan {counts['visible']},"
-            f" los nombran {counts['named']}; ocultas los detectan {counts['hidden']}"
-            f" y los nombran {counts['hidden named']}"
-        )
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        for lab_id, counts in sorted(RESULTS.items()):
+            print(f"\n{lab_id}: {_summary(counts)}")
+
+
+def _summary(counts: Counter) -> str:
+    def share(key: str) -> str:
+        return f"{counts[key]} ({100 * counts[key] / counts['total']:.0f} %)"
+
+    return (
+        f"{counts['total']} errores · visibles: detectan {share('visible')}, nombran"
+        f" {share('named')} · ocultas: detectan {share('hidden')}, nombran {share('hidden named')}"
+    )
 
 
 def _failure(solution: mistakes.Solution, grade_id: str) -> BaseException | None:
