@@ -29,7 +29,7 @@ class Lab:
 LABS = {
     lab.id: lab
     for lab in (
-        Lab("01_atencion", "Atención producto-escalar escalada", ("attention",)),
+        Lab("01_atencion", "Atención por producto escalar escalado", ("attention",)),
         Lab("02_normalizacion", "Normalización, residuales y dropout", ("normalization",)),
         Lab("03_posicional", "Embeddings y codificación posicional", ("positional",)),
         Lab("04_multicabeza", "Atención multicabeza", ("multihead",)),

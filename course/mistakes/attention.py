@@ -1,4 +1,4 @@
-"""Errores típicos del laboratorio 1 (atención producto-escalar escalada).
+"""Errores típicos del laboratorio 1 (atención por producto escalar escalado).
 
 Cada mutante es la referencia con un solo error. Nunca llega al estudiante.
 """
