@@ -89,8 +89,8 @@ RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
         "RuntimeError",
         r"shape '(?P<shape>\[[^\]]*\])' is invalid for input of size (?P<size>\d+)",
         lambda m: (
-            f"la forma {m['shape']} no tiene {m['size']} elementos, los del tensor: revisa"
-            " que el producto de los tamaños coincida (imprime `.shape`)."
+            f"la forma {m['shape']} no encaja con los {m['size']} elementos del tensor: el"
+            f" producto de sus tamaños debe ser {m['size']} (imprime `.shape`)."
         ),
     ),
     (
@@ -145,6 +145,22 @@ RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
         r"^(module '(?P<module>[\w.]+)'|'(?P<owner>\w+)' object) has no attribute"
         r" '(?P<attribute>\w+)'",
         _attribute,
+    ),
+    (
+        "TypeError",
+        r"^(?P<function>[\w.]+)\(\) (takes|missing|got an unexpected)",
+        lambda m: (
+            f"la llamada a `{m['function']}` no coincide con su firma: revisa cuántos"
+            " argumentos pasas, en qué orden y con qué nombres."
+        ),
+    ),
+    (
+        "TypeError",
+        r"^'(?P<kind>Tensor|float|int)' object is not callable",
+        lambda m: (
+            f"llamas a un {m['kind']} como si fuera una función: ¿una variable tapa a una"
+            " función con el mismo nombre (p. ej. `softmax = softmax(x)`)?"
+        ),
     ),
     (
         "NotImplementedError",
