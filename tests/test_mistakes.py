@@ -191,7 +191,8 @@ def test_grading_names_the_mistake_and_adds_spanish_hints(tmp_path):
         " torch.tensor([1.0, 1.0, 2.0, 1.0]) / math.sqrt(3))"
     )
     shapes = nbformat.v4.new_code_cell("torch.ones(3, 4) @ torch.ones(5, 6)")
-    notebook.cells[9:9] = [in_kernel, shapes]
+    after = notebook.cells.index(cells["ej1_puntuaciones"]) + 1
+    notebook.cells[after:after] = [in_kernel, shapes]
     path = tmp_path / f"{lab.id}.ipynb"
     nbformat.write(notebook, path)
 
