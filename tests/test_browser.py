@@ -180,7 +180,8 @@ def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, 
 
     _run_all(page)  # sin tocar nada: la primera prueba visible falla
     test_cell = _cell(page, test)
-    test_cell.locator(".jp-OutputArea-output", has_text="NotImplementedError").wait_for()
+    # .first: la celda puede mostrar el error y, debajo, una pista con el mismo nombre
+    test_cell.locator(".jp-OutputArea-output", has_text="NotImplementedError").first.wait_for()
     _wait_idle(page)
     page.screenshot(path=tmp_path / "2_sin_hacer.png")
 
@@ -338,7 +339,7 @@ def test_interface_labels_are_spanish(server, page, tmp_path):
     base, token, _ = server
     page = page.context.new_page()
     page.goto(f"{base}/lab/tree/{NOTEBOOK}?reset&token={token}")
-    page.wait_for_selector(f"{PANEL} .jp-Cell")
+    page.wait_for_selector(f"{PANEL} .jp-Cell", timeout=120_000)  # primera carga: lenta
     _wait_idle(page)
     screens = _screens(page)
     page.screenshot(path=tmp_path / "interfaz.png")
