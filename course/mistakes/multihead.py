@@ -67,6 +67,17 @@ class MultiHeadAttentionWithoutHeadAxis(ref.MultiHeadAttention):
         return self.w_o(ref.merge_heads(out)), weights
 
 
+class MultiHeadAttentionInvertedMask(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        if mask is not None:
+            mask = ~mask.unsqueeze(-3)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
 class MultiHeadAttentionWithoutBias(ref.MultiHeadAttention):
     def __init__(self, d_model, num_heads, dropout=0.0):
         super().__init__(d_model, num_heads, dropout)
@@ -201,6 +212,10 @@ def entropy_log2(weights):
     return -(torch.special.xlogy(weights, weights) / torch.log(torch.tensor(2.0))).sum(dim=-1)
 
 
+def entropy_summed_over_everything(weights):
+    return -torch.special.xlogy(weights, weights).sum()
+
+
 def entropy_mean(weights):
     return -torch.special.xlogy(weights, weights).mean(dim=-1)
 
@@ -253,6 +268,12 @@ MISTAKES = [
         replaces="MultiHeadAttention",
         mutant=MultiHeadAttentionWithoutHeadAxis,
         message="¿Falta añadir a la máscara el eje de las cabezas? Sin él, la cabeza h usa la máscara de la frase h.",
+    ),
+    Mistake(
+        exercise="ej3_multihead",
+        replaces="MultiHeadAttention",
+        mutant=MultiHeadAttentionInvertedMask,
+        message="¿Inviertes la máscara? En este curso True significa «se puede atender»; ~mask es solo para nn.MultiheadAttention.",
     ),
     Mistake(
         exercise="ej3_multihead",
@@ -349,5 +370,11 @@ MISTAKES = [
         replaces="attention_entropy",
         mutant=entropy_mean,
         message="¿Promedias en lugar de sumar sobre las claves?",
+    ),
+    Mistake(
+        exercise="ej5_entropia",
+        replaces="attention_entropy",
+        mutant=entropy_summed_over_everything,
+        message="¿Sumas sin indicar el eje? La entropía es una por fila: suma sobre el último eje.",
     ),
 ]
