@@ -118,6 +118,18 @@ def test_a_pip_reinstall_is_detected_and_repaired(pack):
     assert language_pack.is_complete(pack)
 
 
+def test_a_pip_upgrade_of_the_pack_becomes_the_new_original(pack):
+    language_pack.install(pack)
+    upgraded = json.loads((pack / "jupyterlab.json.orig").read_text(encoding="utf-8"))
+    upgraded["Una cadena nueva del paquete"] = ["Una traducción nueva del paquete"]
+    (pack / "jupyterlab.json").write_text(json.dumps(upgraded), encoding="utf-8")
+    language_pack.install(pack)
+    installed = _pack_strings(pack)
+    assert installed["Una cadena nueva del paquete"] == ["Una traducción nueva del paquete"]
+    assert installed["Restart Kernel?"] == ["¿Reiniciar el núcleo?"]
+    assert language_pack.install(pack) == []
+
+
 def test_extension_artefact_matches_its_sources():
     spec = importlib.util.spec_from_file_location("build_extension", BUILD)
     build = importlib.util.module_from_spec(spec)

@@ -9,9 +9,11 @@ tiene errores («Mostar», «Reiniciar Kernel?», Kernel, intérprete y núcleo 
 JupyterLab lee el paquete instalado de dos maneras: el navegador pide
 ``LC_MESSAGES/<dominio>.json`` y el servidor traduce menús y ajustes con
 ``<dominio>.mo``. Se reescriben los dos, con las cadenas del paquete y las del curso
-encima, para los dominios ``jupyterlab``, ``notebook`` (el de Notebook 7, casi vacío en
-el paquete) y ``jupyterlab_widgets``. El original se guarda al lado (``.orig``) la primera vez y cada instalación
-parte de él: repetirla no cambia nada, y reinstalar el paquete con pip lo deja como era.
+encima, para los dominios ``jupyterlab``, ``notebook`` (el de Notebook 7, casi vacío en el
+paquete) y ``jupyterlab_widgets``. Lo que escribimos lleva una marca en la cabecera
+(``MARK``); un archivo sin ella es del paquete (recién instalado, reinstalado o
+actualizado con pip) y se guarda al lado como original (``.orig``). Cada instalación parte
+del original: repetirla no cambia nada.
 """
 
 import gettext
@@ -24,6 +26,7 @@ from pathlib import Path
 OURS = Path(__file__).parent / "es_ES.json"
 DOMAINS = ("jupyterlab", "notebook", "jupyterlab_widgets")
 PACK = "jupyterlab_language_pack_es_ES"
+MARK = "x-completado-por"  # en la cabecera ("") de los .json que escribimos
 
 
 def folder() -> Path | None:
@@ -74,11 +77,12 @@ def install(messages: Path) -> list[str]:
     """Escribe los dominios completados; devuelve los que cambiaron."""
     changed = []
     for domain in DOMAINS:
-        for name in (f"{domain}.json", f"{domain}.mo"):
-            backup = messages / f"{name}.orig"
-            if not backup.exists():
-                shutil.copy2(messages / name, backup)
+        current = json.loads((messages / f"{domain}.json").read_text(encoding="utf-8"))
+        if MARK not in current.get("", {}):  # lo dejó pip: es el original
+            for name in (f"{domain}.json", f"{domain}.mo"):
+                shutil.copy2(messages / name, messages / f"{name}.orig")
         data = merged(messages, domain)
+        data[""] = {**data[""], MARK: "python -m course jupyter-es"}
         text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
         target = messages / f"{domain}.json"
         if target.read_text(encoding="utf-8") == text:
