@@ -10,13 +10,13 @@ vocabulario cambia también cuántos *tokens* tiene una frase, y se imprime.
 Uso: ``python bench/recipe_speed.py --seconds 15``.
 """
 
-import argparse
 import dataclasses
 
 import torch
 from train_speed import measure
 
 from course import data
+from course.argparse_es import ArgumentParser
 from course.config import PRESETS
 from course.reference.model import Transformer, count_parameters
 from course.train import use_fused_attention
@@ -33,9 +33,15 @@ VARIANTS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=15.0, help="segundos por variante")
-    parser.add_argument("--pairs", type=int, default=8000, help="pares de entrenamiento usados")
+    parser = ArgumentParser(
+        prog="python bench/recipe_speed.py", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=15.0, metavar="SEGUNDOS", help="segundos por variante"
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=8000, metavar="PARES", help="pares de entrenamiento usados"
+    )
     args = parser.parse_args()
     pairs = data.read_split("train")[: args.pairs]
     for name, fields in VARIANTS.items():

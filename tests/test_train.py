@@ -4,6 +4,8 @@ import dataclasses
 import os
 import re
 import socket
+import time
+import types
 
 import pytest
 import torch
@@ -270,3 +272,13 @@ def test_estimate_says_where_the_time_limit_cuts(toy, tmp_path, monkeypatch):
 def test_cli_offers_the_rapida_recipe():
     args = cli._parser().parse_args(["train", "--preset", "rapida"])
     assert args.preset == "rapida" and PRESETS["rapida"].max_minutes is not None
+
+
+def test_weights_to_average_are_the_last_epochs_that_fit_in_the_time_limit():
+    # 10 s por época, 40 s gastados de 60: tras esta época caben 2 más, no las 7 de la receta
+    cfg = dataclasses.replace(TINY, epochs=10, max_minutes=1.0)
+    run = types.SimpleNamespace(cfg=cfg, epoch=2, loader=[None] * 10, elapsed=lambda: 40.0)
+    stats = train_module.EpochStats(0, 10, time.perf_counter() - 10.0)
+    assert train_module._epochs_left(run, stats) == pytest.approx(2.0, abs=0.05)
+    run.cfg = dataclasses.replace(cfg, max_minutes=None)
+    assert train_module._epochs_left(run, stats) == 7
