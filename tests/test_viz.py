@@ -43,10 +43,17 @@ def test_lr_schedules_is_a_plotly_figure_with_one_trace_per_curve():
 def test_lr_schedules_carries_a_static_image_for_html_feedback():
     """JupyterLab dibuja el tipo MIME de plotly; nbconvert y la devolución, el PNG."""
     import base64
+    import json
 
     shown = viz.lr_schedules([1, 2, 3], {"Noam · warmup=2": [0.1, 0.2, 0.15]}, title="Noam")
+    import plotly.io as pio
+
     bundle = shown._repr_mimebundle_()
     assert bundle["application/vnd.plotly.v1+json"]["data"][0]["y"] == [0.1, 0.2, 0.15]
+    plotly_own = pio.renderers["plotly_mimetype"].to_mimebundle(shown.figure.to_dict())
+    assert json.loads(json.dumps(bundle["application/vnd.plotly.v1+json"])) == json.loads(
+        json.dumps(plotly_own["application/vnd.plotly.v1+json"])
+    )
     assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
     assert "Noam" in bundle["text/plain"]
 
