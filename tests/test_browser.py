@@ -210,13 +210,15 @@ def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, 
 
 # Etiquetas visibles de un trozo de la página: textos, títulos (los botones de icono no
 # tienen otro texto), marcadores y opciones. Fuera: atajos de teclado, el contenido del
-# cuaderno, nombres de archivo y rutas, que no son de la interfaz.
+# cuaderno, nombres de archivo y rutas, y la lista de lenguajes de programación del menú
+# Ver (nombres propios), que no son etiquetas de la interfaz.
 COLLECT = r"""(root) => {
   const skip = [
     ".lm-Menu-itemShortcut", ".jp-InputArea-editor", ".jp-OutputArea", ".jp-MarkdownOutput",
     ".jp-DirListing-itemName", ".jp-DirListing-itemModified", ".jp-BreadCrumbs", ".cm-editor",
     ".jp-RunningSessions-itemLabel", ".jp-TableOfContents-content", ".jp-InputPrompt",
     ".jp-OutputPrompt", "script", "style",
+    ".lm-Menu-item[data-command='fileeditor:change-language']",
   ].join(", ");
   const seen = [];
   const visible = (el) => el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
@@ -278,6 +280,7 @@ def _open_menus(page) -> list[str]:
         page.locator(".lm-Menu").first.locator(".lm-Menu-item[data-type='submenu']").nth(
             index
         ).hover()
+        page.wait_for_timeout(500)  # Lumino abre el submenú 300 ms después y cierra el anterior
         page.wait_for_function("document.querySelectorAll('.lm-Menu').length > 1")
         labels += _screen(page, ".lm-Menu")
     page.keyboard.press("Escape")
