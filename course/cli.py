@@ -45,7 +45,9 @@ def _parser() -> ArgumentParser:
         action="store_true",
         help="prueba de humo: pocos pasos con unos cientos de frases",
     )
-    train.add_argument("--out", help="carpeta de resultados (por omisión runs/RECETA)")
+    train.add_argument(
+        "--out", metavar="CARPETA", help="carpeta de resultados (por omisión runs/RECETA)"
+    )
     train.add_argument("--resume", action="store_true", help="continúa desde OUT/last.pt si existe")
     return parser
 
