@@ -48,7 +48,9 @@ def _parser() -> ArgumentParser:
     train.add_argument(
         "--out", metavar="CARPETA", help="carpeta de resultados (por omisión runs/RECETA)"
     )
-    train.add_argument("--resume", action="store_true", help="continúa desde OUT/last.pt si existe")
+    train.add_argument(
+        "--resume", action="store_true", help="continúa desde CARPETA/last.pt si existe"
+    )
     return parser
 
 
