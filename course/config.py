@@ -123,7 +123,8 @@ PRESETS: dict[str, TrainConfig] = {
     # orden entera. El modelo y los lotes de la receta cpu; tasa más alta y calentamiento más
     # corto (con pocas épocas, el avance está limitado por la tasa: un coseno de 6 épocas a
     # 2e-3 validó peor en la época 6 que el de 14 épocas de la receta cpu); el coseno termina
-    # al agotarse el tope de 10,5 min (~30 s más para tokenizador, datos y traducción)
+    # al agotarse el tope de 10,5 min (~30 s más para tokenizador, datos y traducción).
+    # Medido solo con la máquina cargada: 28.31 en 10 min 53 s (docs/benchmarks.md)
     "rapida": TrainConfig(
         name="rapida",
         d_model=128,
