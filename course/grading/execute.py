@@ -36,7 +36,8 @@ from course.grading.remote import Channel, StudentError, bind_names
 from course.grading.sandbox import SandboxedKernelManager
 
 MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
-CUT = "\n[… salida recortada: esta celda escribió más de {:,} bytes]\n"
+MAX_IMAGE_BYTES = 2_000_000  # imágenes (image/*) guardadas por celda: las figuras de la devolución
+CUT = "\n[… salida recortada: esta celda pasó de {:,} bytes de texto o {:,} de imágenes]\n"
 RECOVERY_S = 5  # espera tras una interrupción antes de dar el núcleo por perdido
 
 
@@ -62,7 +63,7 @@ class TrustedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._deadline = time.monotonic() + self.notebook_timeout
-        self._output_bytes: dict[int, int] = {}
+        self._output_bytes: dict[int, tuple[int, int]] = {}  # (texto, imágenes)
         self._lost = False
         self._output_cut: set[int] = set()
         self._replay: list[str] = []
@@ -85,23 +86,24 @@ class TrustedExecute(Execute):
             self._run_test(cell)
         else:
             self._run_student(cell, resources, index)
-        if index in self._output_cut:
-            cell.outputs.append(_cut_note())
-        _cap_outputs(cell)
+        _cap_outputs(cell, cut=index in self._output_cut)
         return cell, self.resources
 
     def output(self, outs, msg, display_id, cell_index):
-        """Cada salida del núcleo, mientras quepa en ``MAX_OUTPUT_BYTES`` (ya en memoria).
+        """Cada salida del núcleo, mientras quepa en los topes de la celda (ya en memoria).
 
         Así 800 MB de ``print`` no llegan a ocupar la memoria del calificador; lo que se
-        pasa del tope se descarta y ``_cap_outputs`` deja la nota al final de la celda.
+        pasa del doble del tope se descarta y ``_cap_outputs`` deja la nota al final de la
+        celda. Texto e imágenes tienen topes distintos: una figura no es una inundación.
         """
         content = msg.get("content", {})
         data = content.get("data", {}) if isinstance(content.get("data"), dict) else {}
-        size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in data.values())
-        used = self._output_bytes.get(cell_index, 0)
-        self._output_bytes[cell_index] = used + size
-        if used + size > 2 * MAX_OUTPUT_BYTES and msg["msg_type"] != "error":
+        text, images = _sizes({"text": content.get("text", ""), "data": data})
+        used = self._output_bytes.get(cell_index, (0, 0))
+        used = (used[0] + text, used[1] + images)
+        self._output_bytes[cell_index] = used
+        over = used[0] > 2 * MAX_OUTPUT_BYTES or used[1] > 2 * MAX_IMAGE_BYTES
+        if over and msg["msg_type"] != "error":
             self._output_cut.add(cell_index)
             return None
         return super().output(outs, msg, display_id, cell_index)
@@ -263,7 +265,9 @@ def _interrupted(cell) -> bool:
 
 
 def _cut_note() -> nbformat.NotebookNode:
-    return nbformat.v4.new_output("stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES))
+    return nbformat.v4.new_output(
+        "stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES, MAX_IMAGE_BYTES)
+    )
 
 
 def _grade_id(cell) -> str:
@@ -311,30 +315,58 @@ def _working_directory(path: str):
         yield
 
 
-def _cap_outputs(cell) -> None:
-    """Como mucho ``MAX_OUTPUT_BYTES`` de texto por celda; lo demás se corta con una nota."""
-    budget = MAX_OUTPUT_BYTES
+def _is_image(mime: str) -> bool:
+    return mime.startswith("image/")
+
+
+def _sizes(output) -> tuple[int, int]:
+    """Bytes de texto y de imágenes de una salida (o de un mensaje ``display_data``)."""
+    data = output.get("data", {})
+    images = sum(len(str(v)) for mime, v in data.items() if _is_image(mime))
+    text = (
+        len(str(output.get("text", "")))
+        + sum(len(str(v)) for mime, v in data.items() if not _is_image(mime))
+        + sum(len(line) for line in output.get("traceback", []))
+    )
+    return text, images
+
+
+def _cap_outputs(cell, cut: bool = False) -> None:
+    """Como mucho ``MAX_OUTPUT_BYTES`` de texto y ``MAX_IMAGE_BYTES`` de imágenes por celda.
+
+    Lo que no cabe se corta con una nota (también si ``cut``: ya se descartó algo al
+    llegar); de una salida con varios formatos (una figura interactiva con su PNG) se
+    quedan los que caben.
+    """
+    budget = {"text": MAX_OUTPUT_BYTES, "image": MAX_IMAGE_BYTES}
     kept = []
     for output in cell.outputs:
-        size = (
-            len(str(output.get("text", "")))
-            + sum(len(str(v)) for v in output.get("data", {}).values())
-            + sum(len(line) for line in output.get("traceback", []))
-        )
-        if size <= budget:
-            kept.append(output)
-            budget -= size
-        elif output.output_type == "stream" and budget > 0:
-            output.text = output.text[:budget] + CUT.format(MAX_OUTPUT_BYTES)
-            kept.append(output)
-            budget = 0
+        if output.output_type == "stream":
+            if len(output.text) > budget["text"]:
+                output.text, cut = output.text[: budget["text"]], True
+            budget["text"] -= len(output.text)
+            if output.text:
+                kept.append(output)
         elif output.output_type == "error":
-            output.evalue = output.evalue[:500]
-            output.traceback = [f"{output.ename}: {output.evalue}"]
+            if _sizes(output)[0] > budget["text"]:
+                output.evalue = output.evalue[:500]
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+            budget["text"] = max(0, budget["text"] - _sizes(output)[0])
             kept.append(output)
-        elif budget > 0:
-            kept.append(
-                nbformat.v4.new_output("stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES))
-            )
-            budget = 0
+        elif "data" in output:
+            data = {}
+            for mime, value in output.data.items():
+                kind = "image" if _is_image(mime) else "text"
+                if len(str(value)) <= budget[kind]:
+                    budget[kind] -= len(str(value))
+                    data[mime] = value
+                else:
+                    cut = True
+            if data:
+                output.data = data
+                kept.append(output)
+        else:
+            kept.append(output)
+    if cut:
+        kept.append(_cut_note())
     cell.outputs = kept
