@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from course import labs
+from course import grading, labs
 from course.commands import check, grade
 from course.grading import sandbox
 from course.labs import CourseError
@@ -147,9 +147,9 @@ def test_check_without_sandbox_warns_once_in_spanish(tmp_path, monkeypatch, caps
 
     def fake(path, lab, sandboxed=True):
         seen["sandboxed"] = sandboxed
-        return check.grading.LabResult(labs.get("01_atencion"))
+        return grading.LabResult(labs.get("01_atencion"))
 
-    monkeypatch.setattr(check.grading, "grade_notebook", fake)
+    monkeypatch.setattr(grading, "grade_notebook", fake)
     assert check.run(str(labs.get("01_atencion").release), None) == 0
     err = capsys.readouterr().err
     assert err.count("aviso: califico sin aislamiento") == 1
