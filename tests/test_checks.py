@@ -264,3 +264,12 @@ def test_torch_wrapping_its_own_function_is_not_a_patch(monkeypatch):
         checks.close("x", torch.ones(2), torch.ones(2))
     monkeypatch.undo()  # y volver al original tampoco es un parche
     checks.close("x", torch.ones(2), torch.ones(2))
+
+
+def test_a_meta_tensor_gets_the_device_message_even_with_hints():
+    expected = torch.zeros(2, 3)
+    meta = torch.empty(2, 3, device="meta")
+    with pytest.raises(AssertionError, match="dispositivo «meta»"):
+        checks.close("x", meta, expected, hints={"¿Un error típico?": torch.ones(2, 3)})
+    with pytest.raises(AssertionError, match="dispositivo «meta»"):
+        checks.close("puntuaciones[0]", torch.empty(4, device="meta"), torch.zeros(4))
