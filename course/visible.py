@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from course import labs
+from course import labs, notebooks
 from course.labs import CourseError
 from course.text import student_message
 
@@ -21,40 +21,18 @@ CELL_TIMEOUT_S = 600
 
 
 def run(path: Path, lab_id: str | None = None) -> int:
-    notebook = read(path)
+    notebook = notebooks.read(path)
     lab = labs.get(lab_id) if lab_id else identify(notebook)
     print(f"Ejecuto una copia de {path.name} (el archivo no cambia)…", file=sys.stderr)
     print(report(lab, execute(notebook, path.parent)))
     return 0
 
 
-def read(path: Path) -> nbformat.NotebookNode:
-    if not path.is_file() or path.suffix != ".ipynb":
-        raise CourseError(f"«{path}» no es un cuaderno (.ipynb) que exista. Revisa la ruta.")
-    try:
-        notebook = nbformat.read(path, as_version=4)
-        nbformat.validate(notebook)
-    except (ValueError, TypeError, AttributeError, KeyError, nbformat.ValidationError):
-        raise CourseError(
-            f"«{path}» no es un cuaderno válido (JSON dañado o incompleto). Recupera una"
-            " versión anterior (Archivo > Revertir a punto de control)."
-        ) from None
-    return notebook
-
-
-def _grade_ids(notebook: nbformat.NotebookNode) -> set[str]:
-    return {
-        cell.metadata["nbgrader"]["grade_id"]
-        for cell in notebook.cells
-        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
-    }
-
-
 def identify(notebook: nbformat.NotebookNode) -> labs.Lab:
     """El laboratorio cuyo cuaderno de estudiante comparte más celdas calificadas."""
-    ids = _grade_ids(notebook)
+    ids = notebooks.grade_ids(notebook)
     scored = [
-        (len(ids & _grade_ids(nbformat.read(lab.release, 4))), lab)
+        (len(ids & notebooks.grade_ids(nbformat.read(lab.release, 4))), lab)
         for lab in labs.available()
         if lab.release.exists()
     ]

@@ -30,6 +30,8 @@ from traitlets.config.loader import PyFileConfigLoader
 from course.grading import integrity, sandbox
 from course.grading.execute import TrustedExecute
 from course.labs import NOT_GRADED, REPO, CourseError, Lab, available
+from course.notebooks import grade_ids
+from course.notebooks import read as read_notebook
 from course.paths import cache_root
 
 STUDENT = "estudiante"
@@ -87,34 +89,6 @@ def validate(path: Path, invert: bool = False) -> dict:
     validator.invert = invert
     with _quiet_stderr():  # los avisos del núcleo (TCP sin cifrar) no llegan a la terminal
         return validator.validate(str(path))
-
-
-def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Lee un cuaderno que escribió un usuario; cualquier problema es un ``CourseError``."""
-    if not path.exists():
-        raise CourseError(f"No existe el archivo «{path}». Revisa la ruta.")
-    if path.is_dir() or path.suffix != ".ipynb":
-        raise CourseError(
-            f"«{path}» no es un cuaderno (.ipynb). Indica el archivo del laboratorio."
-        )
-    try:
-        notebook = nbformat.read(path, as_version=4)
-        nbformat.validate(notebook)
-    except (ValueError, TypeError, AttributeError, KeyError, nbformat.ValidationError) as error:
-        raise CourseError(
-            f"«{path}» no es un cuaderno válido (JSON dañado o incompleto: {error})."
-            " Recupera una versión anterior (Archivo > Revertir a punto de control) o descarga"
-            " de nuevo el cuaderno del laboratorio."
-        ) from None
-    return notebook
-
-
-def grade_ids(notebook: nbformat.NotebookNode) -> set[str]:
-    return {
-        cell.metadata["nbgrader"]["grade_id"]
-        for cell in notebook.cells
-        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
-    }
 
 
 def identify(notebook: nbformat.NotebookNode) -> Lab:
