@@ -60,6 +60,31 @@ def test_the_command_hides_the_repository_the_cache_and_home(tmp_path):
 
 
 @pytest.fixture
+def sibling_copy():
+    """Otra copia del curso junto al repositorio (la del curso pasado, una rama…)."""
+    folder = labs.REPO.parent / f"copia-del-curso-{os.getpid()}"
+    reference = folder / "course" / "reference"
+    reference.mkdir(parents=True)
+    shutil.copyfile(labs.REPO / "course" / "reference" / "attention.py", reference / "attention.py")
+    (folder / "course").chmod(0o755)
+    yield reference / "attention.py"
+    shutil.rmtree(folder)
+
+
+@needs_bwrap
+def test_a_copy_of_the_course_next_to_the_repository_is_hidden(tmp_path, sibling_copy):
+    done = _inside(
+        _box(tmp_path),
+        f"""
+        import os, course
+        print(os.path.exists({str(sibling_copy)!r}), "course.grading" in dir(course))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
+
+
+@pytest.fixture
 def home_secret(monkeypatch):
     """Un $HOME legible por cualquiera con un archivo del profesor: solo el aislamiento lo
     oculta (el de root, 0700, ya lo protegerían los permisos)."""

@@ -170,8 +170,11 @@ class Box:
         return threads | kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
 
     def _hidden(self) -> list[Path]:
+        """Carpetas que el núcleo ve vacías: el repositorio y la carpeta que lo contiene
+        (otras copias del curso junto a él, con sus referencias), la caché, $HOME y /tmp."""
         home = Path.home()
-        found = [labs.REPO, cache_root(), home, Path(tempfile.gettempdir()), *self.hidden]
+        found = [labs.REPO.parent, labs.REPO, cache_root(), home, Path(tempfile.gettempdir())]
+        found += self.hidden
         root, scratch = Path("/"), Path("/tmp")
         return [p.resolve() for p in found if p.exists() and p.resolve() not in (root, scratch)]
 
