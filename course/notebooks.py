@@ -4,7 +4,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.labs import CourseError
+from course.labs import CourseError, Lab, available
 
 
 def read(path: Path) -> nbformat.NotebookNode:
@@ -34,3 +34,24 @@ def grade_ids(notebook: nbformat.NotebookNode) -> set[str]:
         for cell in notebook.cells
         if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
     }
+
+
+def identify(notebook: nbformat.NotebookNode, copy: str) -> Lab:
+    """El laboratorio cuyas celdas calificadas más se parecen a las del cuaderno.
+
+    ``copy`` elige con qué cuaderno de cada laboratorio se compara: ``"source"`` (el
+    repositorio del profesor) o ``"release"`` (el paquete del estudiante).
+    """
+    ids = grade_ids(notebook)
+    scored = [
+        (len(ids & grade_ids(nbformat.read(path, 4))), lab)
+        for lab in available()
+        if (path := getattr(lab, copy)).exists()
+    ]
+    best, lab = max(scored, key=lambda pair: pair[0], default=(0, None))
+    if best == 0:
+        raise CourseError(
+            "No se reconoce el laboratorio de este cuaderno: no tiene ninguna celda calificada"
+            " del curso. Indica cuál es con --lab (p. ej. --lab 01_atencion)."
+        )
+    return lab

@@ -13,7 +13,6 @@ from pathlib import Path
 import nbformat
 
 from course import labs, notebooks
-from course.labs import CourseError
 from course.text import student_message
 
 VISIBLE = "_prueba"
@@ -22,27 +21,10 @@ CELL_TIMEOUT_S = 600
 
 def run(path: Path, lab_id: str | None = None) -> int:
     notebook = notebooks.read(path)
-    lab = labs.get(lab_id) if lab_id else identify(notebook)
+    lab = labs.get(lab_id) if lab_id else notebooks.identify(notebook, "release")
     print(f"Ejecuto una copia de {path.name} (el archivo no cambia)…", file=sys.stderr)
     print(report(lab, execute(notebook, path.parent)))
     return 0
-
-
-def identify(notebook: nbformat.NotebookNode) -> labs.Lab:
-    """El laboratorio cuyo cuaderno de estudiante comparte más celdas calificadas."""
-    ids = notebooks.grade_ids(notebook)
-    scored = [
-        (len(ids & notebooks.grade_ids(nbformat.read(lab.release, 4))), lab)
-        for lab in labs.available()
-        if lab.release.exists()
-    ]
-    best, lab = max(scored, key=lambda pair: pair[0], default=(0, None))
-    if best == 0:
-        raise CourseError(
-            "No se reconoce el laboratorio de este cuaderno: no tiene ninguna celda calificada"
-            " del curso. Indica cuál es con --lab (p. ej. --lab 01_atencion)."
-        )
-    return lab
 
 
 def execute(notebook: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:

@@ -27,9 +27,10 @@ from nbgrader.validator import Validator
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from course import notebooks
 from course.grading import integrity, sandbox
 from course.grading.execute import TrustedExecute
-from course.labs import NOT_GRADED, REPO, CourseError, Lab, available
+from course.labs import NOT_GRADED, REPO, CourseError, Lab
 from course.notebooks import grade_ids
 from course.notebooks import read as read_notebook
 from course.paths import cache_root
@@ -92,16 +93,8 @@ def validate(path: Path, invert: bool = False) -> dict:
 
 
 def identify(notebook: nbformat.NotebookNode) -> Lab:
-    """El laboratorio cuyas celdas calificadas más se parecen a las del cuaderno."""
-    ids = grade_ids(notebook)
-    scored = [(len(ids & grade_ids(nbformat.read(lab.source, 4))), lab) for lab in available()]
-    best, lab = max(scored, key=lambda pair: pair[0], default=(0, None))
-    if best == 0:
-        raise CourseError(
-            "No se reconoce el laboratorio de este cuaderno: no tiene ninguna celda calificada"
-            " del curso. Indica cuál es con --lab (p. ej. --lab 01_atencion)."
-        )
-    return lab
+    """El laboratorio del cuaderno, comparado con los cuadernos de ``source/``."""
+    return notebooks.identify(notebook, "source")
 
 
 @dataclass
