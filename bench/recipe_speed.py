@@ -19,7 +19,7 @@ from course import data
 from course.argparse_es import ArgumentParser
 from course.config import PRESETS
 from course.reference.model import Transformer, count_parameters
-from course.train import use_fused_attention
+from course.train import use_fused_kernels
 
 VARIANTS = {
     "vocabulario 8000, lotes de 4096": dict(vocab_size=8000, max_tokens=4096),
@@ -50,7 +50,7 @@ def main() -> None:
         dataset = data.PairDataset(pairs, tokenizer)
         batches = list(data.make_loader(dataset, cfg.max_tokens, seed=0))
         torch.manual_seed(0)
-        model = use_fused_attention(Transformer(cfg.model_config(tokenizer.vocab_size)))
+        model = use_fused_kernels(Transformer(cfg.model_config(tokenizer.vocab_size)))
         r = measure(model, batches, torch.device("cpu"), False, args.seconds)
         per_sentence = sum(len(t) - 1 for t in dataset.tgt) / len(dataset)
         print(

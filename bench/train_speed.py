@@ -8,7 +8,7 @@ mismo tamaño de modelo, los mismos datos, el mismo ``train_step`` y AdamW:
   la más larga, precisión completa (fp32);
 - la receta tal como la usa ``python -m course train``: lotes por cubetas de longitud
   (``TokenBucketSampler``, presupuesto de *tokens*), pre-norm,
-  ``F.scaled_dot_product_attention`` (``course.train.use_fused_attention``) y, en CUDA,
+  ``F.scaled_dot_product_attention`` (``course.train.use_fused_kernels``) y, en CUDA,
   ``bfloat16`` con ``autocast``.
 
 B de la base se elige para que sus lotes ocupen, relleno incluido, lo mismo que el
@@ -37,7 +37,7 @@ from course.data.batching import collate
 from course.reference.model import Transformer, count_parameters
 from course.reference.training import make_optimizer
 from course.reference.translation import train_step
-from course.train import autocast, use_fused_attention
+from course.train import autocast, use_fused_kernels
 
 
 def random_batches(lengths: list[int], batch_size: int, seed: int) -> list[list[int]]:
@@ -101,13 +101,13 @@ def compare(cfg: TrainConfig, pairs, device, seconds: float) -> dict:
     results = {"baseline_batch_size": batch_size}
     for name, norm_first, fused, batches, use_autocast in [
         ("base", False, False, baseline, False),
-        ("receta", cfg.norm_first, cfg.fused_attention, bucketed, True),
+        ("receta", cfg.norm_first, cfg.fused_kernels, bucketed, True),
     ]:
         torch.manual_seed(0)
         model_cfg = dataclasses.replace(
             cfg.model_config(tokenizer.vocab_size), norm_first=norm_first
         )
-        model = use_fused_attention(Transformer(model_cfg), fused).to(device)
+        model = use_fused_kernels(Transformer(model_cfg), fused).to(device)
         results[name] = measure(model, batches, device, use_autocast, seconds)
         results[name]["parameters"] = count_parameters(model)
     results["speedup"] = (

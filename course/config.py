@@ -50,7 +50,7 @@ class TrainConfig:
     d_ff: int = 1024
     dropout: float = 0.1
     norm_first: bool = True  # pre-norm: estable con tasas altas y sin calentamiento largo
-    fused_attention: bool = True  # F.scaled_dot_product_attention en vez de la atención manual
+    fused_kernels: bool = True  # atención y LayerNorm de PyTorch (use_fused_kernels)
     vocab_size: int = 8000  # BPE conjunto alemán+inglés
     # datos
     max_tokens: int = 4096  # tokens por lote y proceso, relleno incluido

@@ -49,6 +49,7 @@ from course.decoding import BleuReport, bleu, translate
 from course.labs import CourseError
 from course.reference.model import Transformer, count_parameters
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
+from course.reference.normalization import LayerNorm
 from course.reference.training import cosine_warmup_factor, cosine_warmup_lambda, make_optimizer
 
 CHECKPOINT_VERSION = 1
@@ -70,10 +71,10 @@ class CheckpointError(CourseError):
     """Punto de control ilegible, incompleto o de otra receta (mensaje en español)."""
 
 
-# ---------------------------------------------------------------- atención fusionada
+# ---------------------------------------------------------------- núcleos fusionados
 
 
-def _fused_forward(
+def _fused_attention(
     self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, None]:
     """``MultiHeadAttention.forward`` con ``F.scaled_dot_product_attention`` (sin pesos)."""
@@ -87,20 +88,34 @@ def _fused_forward(
     return self.w_o(merge_heads(out)), None  # (B, T_q, D)
 
 
-def use_fused_attention(model: nn.Module, enabled: bool = True) -> nn.Module:
-    """Cambia la atención de cada ``MultiHeadAttention`` de ``model`` por la fusionada de PyTorch.
+def _fused_layer_norm(self: LayerNorm, x: Tensor) -> Tensor:
+    """``LayerNorm.forward`` con ``F.layer_norm``: (..., D) -> (..., D)."""
+    return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
 
-    Mismos parámetros y mismas cuentas (hasta el redondeo), pero sin materializar la
-    matriz de pesos (B, H, T_q, T_k) ni devolverla: ``model.decode`` devuelve ``None``
-    como pesos cruzados. Los puntos de control son intercambiables con el modelo de
-    referencia; para dibujar mapas de atención, usa ``enabled=False``. Devuelve ``model``.
+
+FUSED = {MultiHeadAttention: _fused_attention, LayerNorm: _fused_layer_norm}
+
+
+def use_fused_kernels(model: nn.Module, enabled: bool = True) -> nn.Module:
+    """Cambia la atención y la normalización de ``model`` por las funciones de PyTorch.
+
+    ``F.scaled_dot_product_attention`` y ``F.layer_norm`` hacen las mismas cuentas que los
+    módulos de los laboratorios (hasta el redondeo) en menos pasadas por memoria: con
+    módulos de 128 dimensiones en CPU, las operaciones elemento a elemento de la versión
+    escrita a mano cuestan tanto como las multiplicaciones de matrices. Mismos
+    parámetros: los puntos de control son intercambiables. La atención fusionada no
+    materializa la matriz de pesos (B, H, T_q, T_k) ni la devuelve: ``model.decode``
+    devuelve ``None`` como pesos cruzados; para dibujar mapas de atención, usa
+    ``enabled=False``. Devuelve ``model``.
     """
     for module in model.modules():
-        if isinstance(module, MultiHeadAttention):
-            if enabled:
-                module.forward = types.MethodType(_fused_forward, module)
-            elif "forward" in vars(module):
-                del module.forward
+        fused = FUSED.get(type(module))
+        if fused is None:
+            continue
+        if enabled:
+            module.forward = types.MethodType(fused, module)
+        elif "forward" in vars(module):
+            del module.forward
     return model
 
 
@@ -206,7 +221,7 @@ def load_model(
     state = load_checkpoint(path)
     model = Transformer(ModelConfig(**state["model_config"]))
     model.load_state_dict(state["model"])
-    use_fused_attention(model, fused)
+    use_fused_kernels(model, fused)
     tokenizer = SubwordTokenizer(Tokenizer.from_str(state["tokenizer"]))
     return model.to(device).eval(), tokenizer, state
 
@@ -347,7 +362,7 @@ def setup(
         resumed = load_checkpoint(out_dir / "last.pt")
     tokenizer, loader, val_loader = load_data(cfg, rt, data_dir, sums)
     model = Transformer(cfg.model_config(tokenizer.vocab_size))
-    use_fused_attention(model, cfg.fused_attention)
+    use_fused_kernels(model, cfg.fused_kernels)
     model.to(rt.device)
     optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
     total_steps = cfg.epochs * len(loader)

@@ -10,7 +10,7 @@ from course.config import ModelConfig
 from course.decoding import beam_search, gnmt_length_penalty
 from course.reference.attention import causal_mask
 from course.reference.model import Transformer, make_src_mask
-from course.train import use_fused_attention
+from course.train import use_fused_kernels
 
 BOS, EOS, PAD = 1, 2, 0
 
@@ -60,11 +60,11 @@ def test_reorder_moves_each_hypothesis_history_with_it():
     torch.testing.assert_close(got, want[:, -1], atol=1e-5, rtol=1e-5)
 
 
-def test_fused_attention_does_not_change_the_cached_steps():
+def test_fused_kernels_do_not_change_the_cached_steps():
     model, (src, mask) = _model(True), _sources()
     with torch.no_grad():
         plain = beam_search(model, src, mask, 3, 10, BOS, EOS, PAD)
-        fused = beam_search(use_fused_attention(model), src, mask, 3, 10, BOS, EOS, PAD)
+        fused = beam_search(use_fused_kernels(model), src, mask, 3, 10, BOS, EOS, PAD)
     assert torch.equal(plain, fused)
 
 

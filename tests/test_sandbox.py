@@ -33,7 +33,7 @@ def _box(tmp_path: Path, lab_id: str = "01_atencion") -> sandbox.Box:
     if uid is not None:
         os.chown(runtime, uid, uid)
     package = sandbox.course_copy(lab, tmp_path / "course")
-    return sandbox.Box(lab=lab, runtime=runtime, package=package, hidden=(tmp_path,), uid=uid)
+    return sandbox.Box(lab=lab, runtime=runtime, package=package, uid=uid)
 
 
 def _inside(box: sandbox.Box, code: str) -> subprocess.CompletedProcess:
@@ -49,14 +49,47 @@ def test_the_course_copy_has_no_answers_for_the_lab_nor_later(tmp_path):
     assert sorted(p.name for p in (copy / "grading").iterdir()) == ["__init__.py", "agent.py"]
 
 
-def test_the_command_hides_the_repository_the_cache_and_home(tmp_path):
+def test_the_command_mounts_neither_the_root_nor_the_repository(tmp_path):
     words = _box(tmp_path).command(["python"])
-    hidden = {words[i + 1] for i, word in enumerate(words) if word == "--tmpfs"}
-    for path in (labs.REPO, cache_root(), Path.home(), tmp_path):
-        if path.exists():
-            assert str(path.resolve()) in hidden
+    mounted = {words[i + 1] for i, word in enumerate(words) if word in ("--ro-bind", "--bind")}
+    assert "/" not in mounted
+    for path in (labs.REPO, labs.REPO.parent, cache_root(), Path.home(), Path("/tmp")):
+        assert str(path.resolve()) not in mounted
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--clearenv"):
         assert flag in words
+
+
+@pytest.fixture
+def distant_copy():
+    """Otra copia del curso lejos del repositorio (en CI apareció una fuera de su carpeta)."""
+    folder = Path(f"/var/tmp/copia-lejana-{os.getpid()}")
+    reference = folder / "course" / "reference"
+    reference.mkdir(parents=True)
+    shutil.copyfile(labs.REPO / "course" / "reference" / "attention.py", reference / "attention.py")
+    for path in (folder, folder / "course", reference):
+        path.chmod(0o755)
+    (reference / "attention.py").chmod(0o644)
+    yield reference / "attention.py"
+    shutil.rmtree(folder)
+
+
+@needs_bwrap
+def test_the_kernel_sees_only_the_system_python_and_its_own_folders(tmp_path, distant_copy):
+    python = {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix)}
+    done = _inside(
+        _box(tmp_path),
+        f"""
+        import os
+        print(os.path.exists({str(distant_copy)!r}))
+        print(*sorted(os.listdir("/")))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    seen, root = done.stdout.splitlines()
+    assert seen == "False"
+    system = {Path(name).name for name in sandbox.SYSTEM}
+    mine = {"dev", "proc", "tmp", labs.REPO.resolve().parts[1], Path(tmp_path).parts[1]}
+    assert set(root.split()) <= system | mine | python, root
 
 
 @pytest.fixture

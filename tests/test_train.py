@@ -282,3 +282,43 @@ def test_weights_to_average_are_the_last_epochs_that_fit_in_the_time_limit():
     assert train_module._epochs_left(run, stats) == pytest.approx(2.0, abs=0.05)
     run.cfg = dataclasses.replace(cfg, max_minutes=None)
     assert train_module._epochs_left(run, stats) == 7
+
+
+def _twin_models(dropout: float) -> tuple[Transformer, Transformer]:
+    cfg = ModelConfig(src_vocab_size=23, tgt_vocab_size=19, d_model=16, num_heads=2,
+                      num_encoder_layers=2, num_decoder_layers=2, d_ff=32, dropout=dropout,
+                      norm_first=True)  # fmt: skip
+    torch.manual_seed(0)
+    plain = Transformer(cfg)
+    with torch.no_grad():  # pesos y sesgos de LayerNorm lejos de 1 y 0
+        for module in plain.modules():
+            if type(module).__name__ == "LayerNorm":
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.5, 0.5)
+    fused = Transformer(cfg)
+    fused.load_state_dict(plain.state_dict())
+    return plain, train_module.use_fused_kernels(fused)
+
+
+def _loss_and_grads(model: Transformer, src, tgt) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    model.zero_grad()
+    src_mask = make_src_mask(src, 0)
+    logits = model(src, tgt, src_mask, torch.ones(5, 5, dtype=torch.bool).tril())
+    loss = logits.logsumexp(-1).mean() - logits[..., 3].mean()
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def test_fused_kernels_compute_what_the_lab_modules_compute():
+    plain, fused = _twin_models(dropout=0.0)
+    src = torch.tensor([[5, 6, 7, 8, 0, 0], [9, 10, 11, 12, 13, 14]])
+    tgt = torch.tensor([[1, 4, 5, 6, 7], [1, 8, 9, 0, 0]])
+    want, want_grads = _loss_and_grads(plain.train(), src, tgt)
+    got, got_grads = _loss_and_grads(fused.train(), src, tgt)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    for g, w in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(g, w, atol=1e-5, rtol=1e-4)
+    patched = [m for m in fused.modules() if "forward" in vars(m)]
+    assert {type(m).__name__ for m in patched} == {"MultiHeadAttention", "LayerNorm"}
+    train_module.use_fused_kernels(fused, enabled=False)
+    assert not [m for m in fused.modules() if "forward" in vars(m)]

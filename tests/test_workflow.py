@@ -302,6 +302,33 @@ def test_a_dying_worker_costs_only_its_own_submission(tmp_path, monkeypatch):
     ]
 
 
+FORKED_AFTER_OPENMP = """
+import sys, torch
+torch.set_num_threads(2)
+torch.ones(3000, 3000).tril()  # el padre crea su equipo de hilos OpenMP
+from pathlib import Path
+from course import grading
+from course.commands import grade
+def fake(path, lab, timeout=None, keep=None, **settings):
+    torch.ones(3000, 3000).tril()  # lo que hace una prueba oculta en el calificador
+    return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
+grading.grade_notebook = fake
+out = Path(sys.argv[1])
+tasks = [grade.Task(s, "01_atencion", out / f"{s}.ipynb") for s in ("ana", "zoe")]
+print(sorted(r.auto_points for r in grade.grade_all(tasks, out / "out", 2, None, False)))
+"""
+
+
+def test_workers_forked_after_torch_used_its_threads_do_not_hang(tmp_path):
+    # Se colgaba en CI: pytest ya había usado PyTorch con dos hilos antes de calificar.
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_AFTER_OPENMP, str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "[5, 5]"
+
+
 @pytest.mark.parametrize("lab", [lab.id for lab in labs.available()])
 def test_the_student_bundle_runs_its_notebook_setup_without_the_course_repository(lab, tmp_path):
     """El zip de estudiante basta: la celda de preparación importa solo lo que el zip lleva."""

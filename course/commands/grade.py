@@ -266,8 +266,17 @@ def _pool_round(tasks, autograded, jobs, settings, bar) -> tuple[list, list[Task
 
 
 def _init_worker() -> None:
-    """Se importa nbgrader una sola vez por proceso (unos 3 s que no se repiten)."""
+    """Se importa nbgrader una sola vez por proceso (unos 3 s que no se repiten).
+
+    Un hilo de PyTorch por proceso: el proceso de trabajo nace de ``fork`` y, si el padre
+    ya usó su equipo de hilos OpenMP, la primera operación paralela del hijo (una prueba
+    oculta que llama a ``tril``) esperaría para siempre a hilos que no se copiaron.
+    """
+    import torch
+
     import course.grading  # noqa: F401
+
+    torch.set_num_threads(1)
 
 
 def grade_one(task: Task, autograded: Path, settings: Settings | None = None) -> results.Result:

@@ -170,7 +170,7 @@ def grade_notebook(
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
         trusted = _trusted_config(
-            lab, source, submitted, Path(tmp), Path(runtime), path.parent, sandboxed, limits
+            lab, source, submitted, Path(tmp), Path(runtime), sandboxed, limits
         )
         if notebook_timeout is not None:
             trusted.TrustedExecute.notebook_timeout = notebook_timeout
@@ -195,7 +195,6 @@ def _trusted_config(
     submitted: Path,
     tmp: Path,
     runtime: Path,
-    origin: Path,
     sandboxed: bool,
     limits: sandbox.Limits | None,
 ) -> Config:
@@ -224,7 +223,6 @@ def _trusted_config(
         runtime=runtime,
         package=sandbox.course_copy(lab, tmp / "course"),
         limits=limits or sandbox.Limits(),
-        hidden=(tmp, origin),
         uid=uid,
     )
     if lab.outputs is not None and (submitted / lab.outputs).is_dir():

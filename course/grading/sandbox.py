@@ -2,12 +2,13 @@
 
 Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
 
-- el sistema de archivos es de solo lectura; ``/tmp`` es un ``tmpfs`` privado y limitado
-  donde está la carpeta de trabajo del núcleo;
-- no se ven el repositorio del curso (``source/``, ``submitted/``, ``autograded/``,
-  ``gradebook.db``), la caché de calificación, ``$HOME`` ni el resto de ``/tmp``; el
-  paquete ``course`` que se ve es una copia sin los módulos de referencia del
-  laboratorio calificado ni de los siguientes;
+- el núcleo ve solo lo que se le monta, de solo lectura: el sistema (``/usr``, ``/etc``…),
+  Python y su entorno virtual, una copia del paquete ``course`` sin los módulos de
+  referencia del laboratorio calificado ni de los siguientes, y los datos; ``/tmp`` es un
+  ``tmpfs`` privado y limitado donde está su carpeta de trabajo;
+- nada más de la máquina existe para él: ni el repositorio del curso (``source/``,
+  ``submitted/``, ``autograded/``, ``gradebook.db``), ni otras copias del curso, ni la
+  caché de calificación, ``$HOME`` o el ``/tmp`` de fuera;
 - sin red (espacio de red propio); el núcleo habla con el calificador por sockets IPC de
   ZMQ en una carpeta privada;
 - límites de memoria (``RLIMIT_AS``), procesos, tamaño de archivo y, desde el
@@ -23,7 +24,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +33,10 @@ from traitlets import Any
 
 import course
 from course import labs
-from course.paths import cache_root
 
 GIB = 2**30
+# Lo único de la raíz de la máquina que ve el núcleo (además de Python, si vive fuera).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 INHERITED = (
     "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "VIRTUAL_ENV", "NBGRADER_EXECUTION",
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE",
@@ -115,7 +116,6 @@ class Box:
     runtime: Path  # carpeta privada con el archivo de conexión y los sockets IPC
     package: Path  # copia de ``course`` que verá el núcleo (``course_copy``)
     limits: Limits = field(default_factory=Limits)
-    hidden: tuple[Path, ...] = ()  # carpetas extra que el núcleo no debe ver
     readable: dict[Path, Path] = field(default_factory=dict)  # dentro -> fuera, solo lectura
     uid: int | None = None  # con root, el usuario sin privilegios del núcleo
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
@@ -133,19 +133,17 @@ class Box:
             f"--fsize={limits.file_size}",
             "--core=0",
         ]
-        box = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        hidden = sorted(set(self._hidden()), key=lambda p: len(p.parts))
-        for path in hidden:
-            box += ["--tmpfs", str(path)]
+        box = ["bwrap", *_system(), "--dev", "/dev", "--proc", "/proc"]
         box += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
         box += ["--perms", "0777", "--dir", str(self.WORK)]
-        mounts = [(path, path) for path in sorted(set(self._needed()), key=lambda p: len(p.parts))]
+        mounts = [(path, path) for path in self._python()]
         mounts += [(Path(course.__file__).parent, self.package), *self.readable.items()]
+        mounts += [(self.runtime, self.runtime)]
+        made: set[Path] = set()
         for inside, outside in mounts:
-            box += _parents(inside, [*hidden, Path("/tmp")])
-            box += ["--ro-bind", str(outside), str(inside)]
-        box += _parents(self.runtime, [*hidden, Path("/tmp")])
-        box += ["--bind", str(self.runtime), str(self.runtime), "--chdir", str(self.WORK)]
+            box += _parents(inside, made)
+            box += ["--bind" if inside == self.runtime else "--ro-bind", str(outside), str(inside)]
+        box += ["--chdir", str(self.WORK)]
         box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         box += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
         if self.uid is None:
@@ -169,32 +167,45 @@ class Box:
         kept = {name: os.environ[name] for name in INHERITED if name in os.environ}
         return threads | kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
 
-    def _hidden(self) -> list[Path]:
-        """Carpetas que el núcleo ve vacías: el repositorio y la carpeta que lo contiene
-        (otras copias del curso junto a él, con sus referencias), la caché, $HOME y /tmp."""
-        home = Path.home()
-        found = [labs.REPO.parent, labs.REPO, cache_root(), home, Path(tempfile.gettempdir())]
-        found += self.hidden
-        root, scratch = Path("/"), Path("/tmp")
-        return [p.resolve() for p in found if p.exists() and p.resolve() not in (root, scratch)]
-
-    def _needed(self) -> list[Path]:
-        """Lo que el núcleo necesita y puede estar dentro de una carpeta oculta: Python."""
+    def _python(self) -> list[Path]:
+        """Python y su entorno virtual, si no están ya en el sistema (pyenv, un venv en /tmp…)."""
         found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
-        hidden = [*self._hidden(), Path("/tmp")]  # un entorno virtual en /tmp (CI) también
-        return [p.resolve() for p in found if any(p.resolve().is_relative_to(h) for h in hidden)]
+        outside = {p.resolve() for p in found if not _in_system(p.resolve())}
+        return sorted(
+            p for p in outside if not any(p != q and p.is_relative_to(q) for q in outside)
+        )
 
 
-def _parents(path: Path, tmpfs: list[Path]) -> list[str]:
-    """Crea, con permisos de paso, las carpetas intermedias de ``path`` dentro de un tmpfs.
+def _system() -> list[str]:
+    """Las carpetas de :data:`SYSTEM` que hay aquí, de solo lectura; los enlaces, como enlaces."""
+    args = []
+    for name in SYSTEM:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def _in_system(path: Path) -> bool:
+    return any(path.is_relative_to(Path(name).resolve()) for name in SYSTEM)
+
+
+def _parents(path: Path, made: set[Path]) -> list[str]:
+    """Crea, con permisos de paso, las carpetas intermedias de ``path`` que no existen dentro.
 
     bwrap las crearía con permisos 0700 de root, y el núcleo no podría atravesarlas.
     """
     args = []
     for parent in reversed(path.parents):
-        if any(parent.is_relative_to(root) and parent != root for root in tmpfs):
-            args += ["--perms", "0777" if parent.is_relative_to(Box.WORK) else "0755"]
-            args += ["--dir", str(parent)]
+        if parent == Path("/") or parent in made or _in_system(parent):
+            continue
+        if parent == Path("/tmp") or parent == Box.WORK:
+            continue
+        made.add(parent)
+        args += ["--perms", "0777" if parent.is_relative_to(Box.WORK) else "0755"]
+        args += ["--dir", str(parent)]
     return args
 
 
