@@ -8,14 +8,14 @@ mismo tamaño de modelo, los mismos datos, el mismo ``train_step`` y AdamW:
   la más larga, precisión completa (fp32);
 - la receta tal como la usa ``python -m course train``: lotes por cubetas de longitud
   (``TokenBucketSampler``, presupuesto de *tokens*), pre-norm,
-  ``F.scaled_dot_product_attention`` (``course.train.use_fused_kernels``) y, en CUDA,
-  ``bfloat16`` con ``autocast``.
+  ``F.scaled_dot_product_attention`` y ``F.layer_norm`` (``course.train.use_fused_kernels``)
+  y, en CUDA, ``bfloat16`` con ``autocast``.
 
 B de la base se elige para que sus lotes ocupen, relleno incluido, lo mismo que el
 presupuesto de las cubetas (``max_tokens``), así que cada paso cuesta parecido y la
 diferencia está en cuántos *tokens* reales contiene. Los *tokens*/s cuentan *tokens*
-de destino que no son relleno. Dos recetas con el mismo modelo y los mismos lotes (``cpu``
-y ``rapida`` solo cambian la tasa y el calendario) comparten la medida de su base.
+de destino que no son relleno. Dos recetas con el mismo modelo (*dropout* incluido) y los
+mismos lotes comparten la medida de su base.
 
 Uso: ``python bench/train_speed.py --seconds 20``.
 """

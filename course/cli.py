@@ -38,7 +38,7 @@ def _parser() -> ArgumentParser:
         choices=["gpu", "cpu", "rapida", "smoke"],
         default="cpu",
         help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
-        " ~11 min, para una clase) o smoke (segundos)",
+        " ~10 min, para una clase) o smoke (segundos)",
     )
     train.add_argument(
         "--smoke",
