@@ -63,13 +63,7 @@ def test_the_command_mounts_neither_the_root_nor_the_repository(tmp_path):
 def distant_copy():
     """Otra copia del curso lejos del repositorio (en CI apareció una fuera de su carpeta)."""
     folder = Path(f"/var/tmp/copia-lejana-{os.getpid()}")
-    reference = folder / "course" / "reference"
-    reference.mkdir(parents=True)
-    shutil.copyfile(labs.REPO / "course" / "reference" / "attention.py", reference / "attention.py")
-    for path in (folder, folder / "course", reference):
-        path.chmod(0o755)
-    (reference / "attention.py").chmod(0o644)
-    yield reference / "attention.py"
+    yield _plant_reference(folder)
     shutil.rmtree(folder)
 
 
@@ -92,15 +86,23 @@ def test_the_kernel_sees_only_the_system_python_and_its_own_folders(tmp_path, di
     assert set(root.split()) <= system | mine | python, root
 
 
+def _plant_reference(folder: Path) -> Path:
+    """Una copia legible por cualquiera de ``course/reference/attention.py`` bajo ``folder``."""
+    reference = folder / "course" / "reference"
+    reference.mkdir(parents=True)
+    target = reference / "attention.py"
+    shutil.copyfile(labs.REPO / "course" / "reference" / "attention.py", target)
+    for path in (folder, folder / "course", reference):
+        path.chmod(0o755)
+    target.chmod(0o644)
+    return target
+
+
 @pytest.fixture
 def sibling_copy():
     """Otra copia del curso junto al repositorio (la del curso pasado, una rama…)."""
     folder = labs.REPO.parent / f"copia-del-curso-{os.getpid()}"
-    reference = folder / "course" / "reference"
-    reference.mkdir(parents=True)
-    shutil.copyfile(labs.REPO / "course" / "reference" / "attention.py", reference / "attention.py")
-    (folder / "course").chmod(0o755)
-    yield reference / "attention.py"
+    yield _plant_reference(folder)
     shutil.rmtree(folder)
 
 

@@ -139,9 +139,9 @@ class Box:
         mounts = [(path, path) for path in self._python()]
         mounts += [(Path(course.__file__).parent, self.package), *self.readable.items()]
         mounts += [(self.runtime, self.runtime)]
-        made: set[Path] = set()
+        existing = {Path("/"), Path("/tmp"), self.WORK}  # carpetas que ya hay dentro
         for inside, outside in mounts:
-            box += _parents(inside, made)
+            box += _parents(inside, existing)
             box += ["--bind" if inside == self.runtime else "--ro-bind", str(outside), str(inside)]
         box += ["--chdir", str(self.WORK)]
         box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -192,18 +192,17 @@ def _in_system(path: Path) -> bool:
     return any(path.is_relative_to(Path(name).resolve()) for name in SYSTEM)
 
 
-def _parents(path: Path, made: set[Path]) -> list[str]:
-    """Crea, con permisos de paso, las carpetas intermedias de ``path`` que no existen dentro.
+def _parents(path: Path, existing: set[Path]) -> list[str]:
+    """Crea, con permisos de paso, las carpetas intermedias de ``path`` que no hay dentro.
 
     bwrap las crearía con permisos 0700 de root, y el núcleo no podría atravesarlas.
+    ``existing`` (las que ya hay) se amplía con las creadas.
     """
     args = []
     for parent in reversed(path.parents):
-        if parent == Path("/") or parent in made or _in_system(parent):
+        if parent in existing or _in_system(parent):
             continue
-        if parent == Path("/tmp") or parent == Box.WORK:
-            continue
-        made.add(parent)
+        existing.add(parent)
         args += ["--perms", "0777" if parent.is_relative_to(Box.WORK) else "0755"]
         args += ["--dir", str(parent)]
     return args
