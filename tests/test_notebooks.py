@@ -110,6 +110,7 @@ def test_untouched_release_gets_zero(lab):
 
 
 @pytest.mark.slow
+@pytest.mark.esencial  # la calificación de principio a fin de cada laboratorio en el nivel rápido
 def test_half_done_notebook_gets_exactly_the_points_of_the_exercises_done(lab, tmp_path):
     solutions = _solution_cells(nbformat.read(lab.source, 4))
     done = list(solutions)[: len(solutions) // 2]
