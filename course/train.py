@@ -26,6 +26,7 @@ destino que no son relleno (los que puntúa la pérdida), sumados sobre todos lo
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sacrebleu
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -65,6 +67,9 @@ StepFn = Callable[
 ]  # fmt: skip
 # evaluate(model, batches, pad_idx) -> (pérdida, perplejidad)
 EvalFn = Callable[[nn.Module, Iterable[Batch], int], tuple[float, float]]
+# collate(pares, pad_idx) -> (src, tgt_in, tgt_out); corpus_bleu(hipótesis, referencias) -> float
+CollateFn = Callable[[list[tuple[Tensor, Tensor]], int], tuple[Tensor, Tensor, Tensor]]
+BleuFn = Callable[[list[str], list[str]], float]
 
 
 class CheckpointError(CourseError):
@@ -324,10 +329,21 @@ class Run:
         }
 
 
+def _student_batch(collate: CollateFn, pairs: list[tuple[Tensor, Tensor]]) -> Batch:
+    """El lote que forma el ``collate`` del estudiante, como ``Batch`` (con ``.to``)."""
+    return Batch(*collate(pairs, PAD_IDX))
+
+
 def load_data(
-    cfg: TrainConfig, rt: Runtime, data_dir=None, sums=None
+    cfg: TrainConfig, rt: Runtime, data_dir=None, sums=None, collate: CollateFn | None = None
 ) -> tuple[SubwordTokenizer, DataLoader, DataLoader]:
-    """Tokenizador y lotes de entrenamiento (por cubetas de longitud) y de validación."""
+    """Tokenizador y lotes de entrenamiento (por cubetas de longitud) y de validación.
+
+    Con ``collate`` (el del cuaderno 07), los lotes los forma esa función: la copia del
+    paquete que ve el núcleo al calificar no lleva ``course.data.collate``, que es una
+    respuesta del laboratorio.
+    """
+    batching = {} if collate is None else {"collate_fn": functools.partial(_student_batch, collate)}
     if rt.main:  # el proceso 0 entrena (o lee) el tokenizador antes que los demás
         tokenizer = build_tokenizer(cfg.vocab_size, data_dir, sums=sums)
     rt.barrier()
@@ -344,23 +360,23 @@ def load_data(
     pin = rt.device.type == "cuda"
     loader = make_loader(
         train_set, cfg.max_tokens, seed=cfg.seed, rank=rt.rank, world_size=rt.world_size,
-        pin_memory=pin,
+        pin_memory=pin, **batching,
     )  # fmt: skip
     val_tokens = max(cfg.max_tokens, max(val_set.lengths))
-    val_loader = make_loader(val_set, val_tokens, shuffle=False, pin_memory=pin)
+    val_loader = make_loader(val_set, val_tokens, shuffle=False, pin_memory=pin, **batching)
     return tokenizer, loader, val_loader
 
 
 def setup(
     cfg: TrainConfig, out_dir: Path, rt: Runtime, log: Callable[[str], None], resume: bool,
-    data_dir=None, sums=None,
+    data_dir=None, sums=None, collate: CollateFn | None = None,
 ) -> Run:  # fmt: skip
     """Datos, modelo, AdamW y planificador; con ``resume``, el estado de ``out_dir/last.pt``."""
     torch.manual_seed(cfg.seed)
     resumed = None  # un last.pt dañado se detecta antes de leer los datos
     if resume and (out_dir / "last.pt").is_file():
         resumed = load_checkpoint(out_dir / "last.pt")
-    tokenizer, loader, val_loader = load_data(cfg, rt, data_dir, sums)
+    tokenizer, loader, val_loader = load_data(cfg, rt, data_dir, sums, collate)
     model = Transformer(cfg.model_config(tokenizer.vocab_size))
     use_fused_kernels(model, cfg.fused_kernels)
     model.to(rt.device)
@@ -615,7 +631,9 @@ def _timed_cosine(
 # ---------------------------------------------------------------- traducción final
 
 
-def translate_test(run: Run, evaluate: EvalFn, data_dir=None, sums=None) -> None:
+def translate_test(
+    run: Run, evaluate: EvalFn, data_dir=None, sums=None, corpus_bleu: BleuFn | None = None
+) -> None:
     """Elige los pesos (promedio o ``best.pt``), traduce la prueba con haz y mide su BLEU."""
     cfg, result = run.cfg, run.result
     result.decoded_with = _choose_weights(
@@ -632,10 +650,27 @@ def translate_test(run: Run, evaluate: EvalFn, data_dir=None, sums=None) -> None
     (run.out_dir / TRANSLATIONS_FILE).write_text(
         "".join(f"{h}\n" for h in hypotheses), encoding="utf-8"
     )
-    result.bleu = bleu(hypotheses, [en for _, en in test_pairs])
+    references = [en for _, en in test_pairs]
+    result.bleu = (
+        bleu(hypotheses, references)
+        if corpus_bleu is None
+        else _student_bleu(corpus_bleu, hypotheses, references)
+    )
     run.say(
         f"Prueba ({len(test_pairs)} frases, haz {cfg.beam_size}, "
         f"{result.decode_seconds:.1f} s): {result.bleu}"
+    )
+
+
+def _student_bleu(corpus_bleu: BleuFn, hypotheses: list[str], references: list[str]):
+    """``BleuReport`` con el ``corpus_bleu`` del cuaderno 07 (la copia del paquete que ve el
+    núcleo al calificar no lleva ``course.decoding.bleu``, que es una respuesta)."""
+    lower = [h.lower() for h in hypotheses], [r.lower() for r in references]
+    return BleuReport(
+        score=float(corpus_bleu(hypotheses, references)),
+        lowercase_score=float(corpus_bleu(*lower)),
+        signature=str(sacrebleu.BLEU().get_signature()),
+        lowercase_signature=str(sacrebleu.BLEU(lowercase=True).get_signature()),
     )
 
 
@@ -683,6 +718,8 @@ def train(
     max_steps: int | None = None,
     train_step: StepFn | None = None,
     evaluate: EvalFn | None = None,
+    collate: CollateFn | None = None,
+    corpus_bleu: BleuFn | None = None,
 ) -> TrainResult:
     """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
 
@@ -702,6 +739,9 @@ def train(
         train_step, evaluate: un paso (dentro de ``autocast``) y la validación, con las
             firmas de ``course.reference.translation``, que se importa solo si falta
             alguno (el zip del laboratorio 7 no la lleva; el cuaderno pasa los suyos).
+        collate, corpus_bleu: los lotes y el BLEU de la prueba con las funciones del
+            cuaderno (firmas de ``course.reference.translation``); por omisión, los de
+            ``course.data`` y ``course.decoding``.
     """
     if train_step is None or evaluate is None:
         from course.reference import translation
@@ -709,7 +749,7 @@ def train(
         train_step = train_step or translation.train_step
         evaluate = evaluate or translation.evaluate
     rt = setup_runtime(device)
-    run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums)
+    run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums, collate)
     if rt.device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(rt.device)
     run.clock["start"] = time.perf_counter()
@@ -722,7 +762,7 @@ def train(
             break
     _finish_training(run)
     if decode_test and rt.main and run.result.history:
-        translate_test(run, evaluate, data_dir, sums)
+        translate_test(run, evaluate, data_dir, sums, corpus_bleu)
     if rt.main:
         (run.out_dir / METRICS_FILE).write_text(
             json.dumps(run.result.to_json(), indent=2, ensure_ascii=False, default=str),

@@ -187,10 +187,12 @@ def make_loader(
 ) -> DataLoader:
     """``DataLoader`` de ``Batch`` con ``TokenBucketSampler`` y ``collate``.
 
-    ``loader_kwargs`` pasa a ``DataLoader`` (p. ej. ``num_workers``, ``pin_memory``).
+    ``loader_kwargs`` pasa a ``DataLoader`` (p. ej. ``num_workers``, ``pin_memory`` o
+    ``collate_fn``, que sustituye a ``collate``).
     Recuerda llamar a ``loader.batch_sampler.set_epoch(epoca)`` en cada época.
     """
     sampler = TokenBucketSampler(
         dataset.lengths, max_tokens, shuffle=shuffle, seed=seed, rank=rank, world_size=world_size
     )
-    return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, **loader_kwargs)
+    loader_kwargs.setdefault("collate_fn", collate)
+    return DataLoader(dataset, batch_sampler=sampler, **loader_kwargs)

@@ -18,6 +18,7 @@ Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
   también los procesos que se separaron con ``start_new_session``.
 """
 
+import ast
 import contextlib
 import functools
 import os
@@ -32,7 +33,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Any
 
 import course
-from course import labs
+from course import labs, notebooks
 
 GIB = 2**30
 # Lo único de la raíz de la máquina que ve el núcleo (además de Python, si vive fuera).
@@ -84,13 +85,16 @@ def course_copy(lab: labs.Lab, target: Path) -> Path:
     (``course/mistakes/fingerprints/*.json``), que son salidas equivocadas y nombran el error.
 
     Tampoco lleva la calificación: de ``course/grading`` solo va ``agent.py``, lo que el
-    núcleo necesita para contestar al calificador.
+    núcleo necesita para contestar al calificador. Y las funciones del paquete que
+    resuelven un ejercicio de ``lab`` o de uno siguiente (las que se llaman como él y
+    :data:`ANSWERS`) llegan sin su código (:func:`_without_answers`).
     """
     order = list(labs.LABS)
     hidden = {m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference}
     package = Path(course.__file__).parent
     fingerprints = sorted((package / "mistakes" / "fingerprints").glob("*.json"))
     json_names = [path.name for path in fingerprints]
+    answers = exercise_names(tuple(order[order.index(lab.id) :]))
     for path in sorted(package.rglob("*.py")) + fingerprints:
         inside = path.relative_to(package)
         if inside.parts[0] == "reference" and path.stem in hidden:
@@ -103,9 +107,66 @@ def course_copy(lab: labs.Lab, target: Path) -> Path:
         destination.parent.mkdir(parents=True, exist_ok=True)
         if inside.as_posix() == "grading/__init__.py":
             destination.write_text('"""Solo el agente del núcleo."""\n')
+        elif path.suffix == ".py":
+            known = set(ANSWERS.get(inside.as_posix(), ()))
+            text = path.read_text(encoding="utf-8")
+            destination.write_text(_without_answers(text, answers | known), encoding="utf-8")
         else:
             shutil.copyfile(path, destination)
     return target
+
+
+# Funciones del paquete que responden un ejercicio con otro nombre (o con el mismo): el
+# ejercicio 1 del laboratorio 7 es ``collate`` y el 6 es el BLEU de ``decoding.bleu``.
+ANSWERS = {"data/batching.py": ("collate",), "decoding.py": ("bleu",)}
+STUB = (
+    "def {name}(*args, **kwargs):\n"
+    '    """Al calificar, esta función no está: resuelve un ejercicio del curso."""\n'
+    "    raise NotImplementedError(\n"
+    '        "course: {name} no está disponible al calificar (es un ejercicio); usa tu función"\n'
+    "    )\n"
+)
+
+
+@functools.cache
+def exercise_names(lab_ids: tuple[str, ...]) -> frozenset[str]:
+    """Funciones y clases que definen las celdas de solución de esos laboratorios.
+
+    Del cuaderno fuente o, en el paquete del estudiante, del publicado (que conserva
+    la línea ``def`` de cada ejercicio).
+    """
+    names = set()
+    for lab_id in lab_ids:
+        lab = labs.LABS[lab_id]
+        path = lab.source if lab.source.exists() else lab.release
+        if not path.exists():
+            continue
+        for cell in notebooks.read(path).cells:
+            if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("solution"):
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            names |= {
+                node.name
+                for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+            }
+    return frozenset(names)
+
+
+def _without_answers(source: str, names: set[str]) -> str:
+    """``source`` con cada función o clase de nivel superior de ``names`` cambiada por
+    :data:`STUB`, que lanza ``NotImplementedError``: su código no llega al núcleo."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    for node in reversed(tree.body):
+        if isinstance(node, kinds) and node.name in names:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            lines[start : node.end_lineno] = [STUB.format(name=node.name)]
+    return "".join(lines)
 
 
 @dataclass
