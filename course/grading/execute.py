@@ -21,6 +21,7 @@ import contextlib
 import io
 import time
 import warnings
+from pathlib import Path
 from queue import Empty
 
 import nbformat
@@ -28,12 +29,15 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Any, Bool, Integer, List, Unicode
 
 from course import hints
+from course.grading import kernel_view
 from course.grading.agent import MIME
+from course.grading.kernel_view import GradingFailure
+from course.grading.limits import GraderTimeout, TestClock, memory_cap, private_tempdir
 from course.grading.remote import Channel, StudentError, bind_names
-from course.grading.sandbox import SandboxedKernelManager
+from course.grading.sandbox import GIB, SandboxedKernelManager
 
 MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
 MAX_IMAGE_BYTES = 2_000_000  # imágenes (image/*) guardadas por celda: las figuras de la devolución
@@ -53,6 +57,11 @@ class TrustedExecute(Execute):
     notebook_timeout = Integer(900, help="segundos para el cuaderno entero").tag(config=True)
     test_path = Unicode("", help="carpeta de trabajo de las pruebas").tag(config=True)
     sandboxed = Bool(True, help="núcleo dentro de bubblewrap").tag(config=True)
+    scratch = Unicode("", help="carpeta de tempfile de las pruebas; se borra").tag(config=True)
+    grader_memory = Integer(
+        4 * GIB, help="bytes de memoria virtual que el calificador puede sumar al calificar"
+    ).tag(config=True)
+    report = Any(None, help="diccionario donde se anota un fallo del calificador").tag(config=True)
     # Tras la respuesta del núcleo, espera a sus últimas salidas; con la máquina cargada y
     # salidas grandes, los 4 s de nbclient se quedan cortos y la celda se perdería.
     iopub_timeout = Integer(20).tag(config=True)
@@ -62,22 +71,60 @@ class TrustedExecute(Execute):
         self.kernel_manager_class = SandboxedKernelManager if self.sandboxed else AsyncKernelManager
 
     def preprocess(self, nb, resources=None, km=None):
+        """Califica ``nb`` con los límites del calificador (memoria, tiempo, temporales)."""
         self._deadline = time.monotonic() + self.notebook_timeout
         self._output_bytes: dict[int, tuple[int, int]] = {}  # (texto, imágenes)
         self._lost = False
+        self._probed = False
         self._output_cut: set[int] = set()
         self._replay: list[str] = []
         self._namespace: dict = {}
-        exec(compile(self.setup_source, "<preparación>", "exec"), self._namespace)
+        self._clock = TestClock()
+        scratch = contextlib.nullcontext()
+        if self.scratch:
+            scratch = private_tempdir(Path(self.scratch))
+        with scratch, memory_cap(self.grader_memory):
+            exec(compile(self.setup_source, "<preparación>", "exec"), self._namespace)
+            try:
+                return super().preprocess(nb, resources, km)
+            except DeadKernelError:  # al cerrar un núcleo ya muerto
+                return self.nb, self.resources
+            except GradingFailure:
+                raise
+            except Exception as error:  # el núcleo no arrancó: antes de cualquier celda
+                if self._probed:
+                    raise
+                raise self._failure(
+                    f"el núcleo aislado no arrancó ({type(error).__name__}: {error})"
+                ) from error
+
+    def _failure(self, message: str) -> GradingFailure:
+        """Anota el fallo del calificador para ``runner`` y lo devuelve para lanzarlo."""
+        if isinstance(self.report, dict):
+            self.report["failure"] = message
+        return GradingFailure(message)
+
+    def _probe(self) -> None:
+        """Antes de la primera celda: ¿importa el núcleo el mismo ``course`` que el calificador?
+
+        Si no, ninguna prueba podría leer sus respuestas y la entrega sacaría 0 por un fallo
+        del calificador; se detiene la calificación y la entrega queda sin nota.
+        """
+        self._probed = True
         try:
-            return super().preprocess(nb, resources, km)
-        except DeadKernelError:  # al cerrar un núcleo ya muerto
-            return self.nb, self.resources
+            answer = run_sync(self._execute)(kernel_view.PROBE, self.timeout, True)
+        except KernelLost:
+            answer = ""
+        problem = kernel_view.problem(answer)
+        if problem:
+            raise self._failure(problem)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell, resources
         cell.outputs = []
+        if not self._probed:
+            self._probe()
         if time.monotonic() > self._deadline:
             cell.outputs = [_error("SinTiempo", self._no_time())]
         elif self._lost:
@@ -185,8 +232,13 @@ class TrustedExecute(Execute):
         ):
             warnings.simplefilter("ignore")
             try:
-                exec(code, self._namespace)
+                with self._clock.limit(self.timeout):
+                    exec(code, self._namespace)
                 error = None
+            except GraderTimeout:
+                error = ("TiempoAgotado", GRADER_TIME.format(self.timeout))
+            except MemoryError:
+                error = ("MemoriaAgotada", GRADER_MEMORY.format(self.grader_memory / GIB))
             except Exception as raised:  # noqa: BLE001 (el fallo de la prueba es su resultado)
                 error = _describe(raised)
         if stdout.getvalue():
@@ -203,7 +255,8 @@ class TrustedExecute(Execute):
         if left <= 0:
             raise StudentError("SinTiempo", self._no_time())
         try:
-            return run_sync(self._execute)(code, min(self.timeout, left), True)
+            with self._clock.paused():  # la espera al núcleo tiene su propio tope
+                return run_sync(self._execute)(code, min(self.timeout, left), True)
         except KernelLost as lost:
             raise StudentError("TiempoAgotado", str(lost)) from None
 
@@ -253,6 +306,8 @@ class TrustedExecute(Execute):
             self._lost = True
 
 
+GRADER_TIME = "la prueba pasó de {} s en el calificador (sin contar las esperas al núcleo)"
+GRADER_MEMORY = "la prueba pasó del tope de memoria del calificador ({:g} GiB más)"
 LOST = "no se pudo arrancar otro núcleo después de un fallo; esta celda no se ejecutó"
 _RESTARTED = "; se ha arrancado otro núcleo y se han repetido las celdas anteriores."
 

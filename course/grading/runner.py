@@ -26,10 +26,12 @@ from nbgrader.preprocessors import Execute
 from nbgrader.validator import Validator
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
+from traitlets.utils.importstring import import_item
 
 from course import notebooks
 from course.grading import integrity, sandbox
 from course.grading.execute import TrustedExecute
+from course.grading.kernel_view import GradingFailure
 from course.labs import NOT_GRADED, REPO, CourseError, Lab
 from course.notebooks import grade_ids
 from course.notebooks import read as read_notebook
@@ -52,14 +54,28 @@ def _api(root: Path, timeout: int | None = None, trusted: Config | None = None) 
     """
     config = nbgrader_config(root)
     if trusted is not None:
-        steps = Autograde.class_traits()["autograde_preprocessors"].default()
-        config.Autograde.autograde_preprocessors = [
-            TrustedExecute if step is Execute else step for step in steps
-        ]
+        config.Autograde.autograde_preprocessors = trusted_steps(config)
         config.merge(trusted)
     if timeout is not None:
         config.Execute.timeout = timeout
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def trusted_steps(config: Config) -> list:
+    """Los pasos de calificación de ``nbgrader_config.py`` con ``TrustedExecute`` en lugar
+    de la ejecución (``Execute`` de nbgrader o la puerta sellada, ``course.grading.door``).
+
+    Los demás pasos que configure el curso (saneado de HTML…) se aplican igual por
+    cualquier puerta.
+    """
+    steps = Autograde.class_traits()["autograde_preprocessors"].default()
+    if "autograde_preprocessors" in config.Autograde:
+        steps = list(config.Autograde.autograde_preprocessors)
+    steps = [import_item(step) if isinstance(step, str) else step for step in steps]
+    return [
+        TrustedExecute if step is Execute or getattr(step, "runs_notebook", False) else step
+        for step in steps
+    ]
 
 
 def _run(result: dict, what: str) -> None:
@@ -159,7 +175,7 @@ def grade_notebook(
     findings = integrity.scan(notebook, grade_ids(source), original=source)
     with (
         tempfile.TemporaryDirectory(prefix="course-check-") as tmp,
-        tempfile.TemporaryDirectory(prefix="nucleo-", dir=_socket_parent()) as runtime,
+        tempfile.TemporaryDirectory(prefix="nucleo-", dir=socket_parent()) as runtime,
     ):
         root = Path(tmp) / "curso"
         shutil.copytree(prepared_course(lab), root)
@@ -174,10 +190,14 @@ def grade_notebook(
         )
         if notebook_timeout is not None:
             trusted.TrustedExecute.notebook_timeout = notebook_timeout
+        report: dict = {}
+        trusted.TrustedExecute.report = report
         with _quiet_stderr():
             result = _api(root, timeout, trusted).autograde(
                 lab.id, STUDENT, force=True, create=True
             )
+        if report.get("failure"):  # un fallo del calificador: sin nota, nunca un 0
+            raise GradingFailure(f"No se pudo calificar: {report['failure']}")
         _run(result, "calificar")
         graded = _collect(root, lab)
         graded.findings = findings
@@ -213,8 +233,24 @@ def _trusted_config(
     )
     config.TrustedExecute.test_path = str(submitted)
     config.TrustedExecute.sandboxed = sandboxed
+    config.TrustedExecute.scratch = str(tmp / "temporales")
     if not sandboxed:
         return config
+    box = sandbox_box(lab, tmp, runtime, limits)
+    if lab.outputs is not None and (submitted / lab.outputs).is_dir():
+        box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
+    config.SandboxedKernelManager.box = box
+    config.SandboxedKernelManager.transport = "ipc"
+    config.SandboxedKernelManager.ip = str(runtime / "zmq")
+    config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
+    return config
+
+
+def sandbox_box(
+    lab: Lab, tmp: Path, runtime: Path, limits: sandbox.Limits | None = None
+) -> sandbox.Box:
+    """La caja de un núcleo que califica ``lab``: su copia del paquete, los tokenizadores
+    y los datos de la caché, y el usuario sin privilegios si somos root."""
     uid = SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
     if uid is not None:
         os.chown(runtime, uid, uid)
@@ -225,8 +261,6 @@ def _trusted_config(
         limits=limits or sandbox.Limits(),
         uid=uid,
     )
-    if lab.outputs is not None and (submitted / lab.outputs).is_dir():
-        box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
     for path in _tokenizers():  # reentrenar el BPE costaría segundos en cada entrega
         box.readable[sandbox.Box.WORK / ".cache" / "transformer-es" / "tokenizers" / path.name] = (
             path
@@ -235,14 +269,10 @@ def _trusted_config(
     if data is not None:
         box.readable[data] = data
         box.env["MULTI30K_DIR"] = str(data)
-    config.SandboxedKernelManager.box = box
-    config.SandboxedKernelManager.transport = "ipc"
-    config.SandboxedKernelManager.ip = str(runtime / "zmq")
-    config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
-    return config
+    return box
 
 
-def _socket_parent() -> str | None:
+def socket_parent() -> str | None:
     """Una carpeta de ruta corta para los sockets IPC (un socket admite 108 bytes de ruta)."""
     return "/tmp" if os.access("/tmp", os.W_OK) else None
 
