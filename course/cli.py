@@ -4,6 +4,7 @@ Cada orden llama a una función de ``course/commands/<orden>.py``. Una orden cuy
 está (el paquete del estudiante no lleva las del profesor) no se ofrece.
 """
 
+import argparse
 import importlib
 import sys
 from pathlib import Path
@@ -32,14 +33,34 @@ def _parser() -> ArgumentParser:
     )
     _workflow_commands(commands)
 
+    _train_arguments(commands)
+    return parser
+
+
+def _train_arguments(commands) -> None:
+    """``train``: una receta (``course.config.PRESETS``) y lo que se suele querer cambiar de
+    ella sin editar código: épocas, tope de minutos y tamaño del lote."""
     train = _command(commands, "train", "entrena el traductor de Multi30k y mide su BLEU")
     train.add_argument(
         "--preset",
-        choices=["gpu", "cpu", "rapida", "smoke"],
+        choices=["gpu", "cpu", "rapida", "corta", "smoke"],
         default="cpu",
+        metavar="RECETA",
         help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
-        " ~10 min, para una clase) o smoke (segundos)",
+        " ~10 min, para una clase), corta (2 núcleos, ~3 min, para probar primero) o smoke"
+        " (segundos); por omisión, cpu",
     )
+    train.add_argument("--epocas", type=_positive(int), metavar="N", help="número máximo de épocas")
+    train.add_argument(
+        "--minutos", type=_positive(float), metavar="M",
+        help="tope de minutos de entrenamiento (sin contar datos ni traducción); la tasa de"
+        " aprendizaje termina su coseno al agotarse",
+    )  # fmt: skip
+    train.add_argument(
+        "--lote", type=_positive(int), metavar="TOKENS",
+        help="tamaño del lote en tokens, relleno incluido (menos tokens: menos memoria y más"
+        " pasos por época)",
+    )  # fmt: skip
     train.add_argument(
         "--smoke",
         action="store_true",
@@ -51,7 +72,29 @@ def _parser() -> ArgumentParser:
     train.add_argument(
         "--resume", action="store_true", help="continúa desde CARPETA/last.pt si existe"
     )
-    return parser
+    train.add_argument(
+        "--cuaderno", metavar="CUADERNO",
+        help="entrena con tus funciones del laboratorio 7 (collate, train_step, evaluate y"
+        " corpus_bleu); en el paquete del estudiante, que no trae la solución, siempre, por"
+        " omisión de trabajo/07_multi30k/07_multi30k.ipynb",
+    )  # fmt: skip
+
+
+def _positive(kind):
+    """Tipo de argparse: un número de tipo ``kind`` mayor que cero, con error en español."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "un número entero" if kind is int else "un número"
+            raise argparse.ArgumentTypeError(f"«{text}» no es {what}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"debe ser mayor que cero, no {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 CHECK_HELP = {
@@ -153,7 +196,12 @@ def _run(args) -> int:
     if args.command == "bundle":
         return command.run(args.through, args.output)
     if args.command == "train":
-        return command.run(args.preset, args.smoke, args.out, args.resume)
+        overrides = {"epochs": args.epocas, "max_minutes": args.minutos, "max_tokens": args.lote}
+        return command.run(
+            args.preset, args.smoke, args.out, args.resume,
+            overrides={k: v for k, v in overrides.items() if v is not None},
+            notebook=args.cuaderno,
+        )  # fmt: skip
     return command.run()
 
 

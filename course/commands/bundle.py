@@ -13,6 +13,7 @@ respuestas no llegan al zip. Si ``release/`` no coincide con lo generado, se avi
 
 import fnmatch
 import json
+import re
 import sys
 import tempfile
 import zipfile
@@ -91,9 +92,48 @@ def contents(through: str, release: Path = labs.RELEASE) -> dict[str, Path]:
         if inside in skipped or any(inside.startswith(f"{m}/") for m in skipped):
             continue
         files[str(relative)] = path
-    for name in ("requirements.txt", "pyproject.toml"):
-        files[name] = labs.REPO / name
+    files["requirements.txt"] = labs.REPO / "requirements.txt"
     return files
+
+
+def packages(names: list[str]) -> list[str]:
+    """Paquetes de Python (carpetas con ``__init__.py``) entre los nombres del zip."""
+    return sorted(
+        name.removesuffix("/__init__.py").replace("/", ".")
+        for name in names
+        if name.startswith("course/") and name.endswith("/__init__.py")
+    )
+
+
+def pyproject(names: list[str], source: Path = labs.REPO / "pyproject.toml") -> str:
+    """El ``pyproject.toml`` del curso con solo los paquetes que van en el zip: con uno
+    que falta, ``pip install -e .`` se niega («package directory … does not exist»)."""
+    shipped = packages(names)
+    text = re.sub(
+        r"(?m)^packages = \[.*\]$",
+        lambda _: "packages = [" + ", ".join(f'"{p}"' for p in shipped) + "]",
+        source.read_text(encoding="utf-8"),
+    )
+    return re.sub(
+        r'(?m)^"(course(?:\.\w+)*)" = \[.*\]\n',
+        lambda m: m[0] if m[1] in shipped else "",
+        text,
+    )
+
+
+def without_answers(name: str, path: Path, through: str) -> bytes:
+    """El archivo ``path`` para el zip: los módulos sin el código de las funciones que
+    resuelven un ejercicio de ``through`` o de uno siguiente (como la copia que ve el núcleo
+    al calificar, ``sandbox.course_copy``: ``collate`` y ``bleu`` son del laboratorio 7)."""
+    from course.grading import sandbox
+
+    if not (name.startswith("course/") and name.endswith(".py")):
+        return path.read_bytes()
+    order = list(labs.LABS)
+    names = sandbox.exercise_names(tuple(order[order.index(through) :]))
+    known = set(sandbox.ANSWERS.get(name.removeprefix("course/"), ()))
+    text = sandbox._without_answers(path.read_text(encoding="utf-8"), names | known)
+    return text.encode("utf-8")
 
 
 def _for_students(inside: str) -> bool:
@@ -145,8 +185,9 @@ def run(through: str, output: str | None = None) -> int:
         files = contents(lab.id, fresh_release(lab.id, Path(folder)))
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, path in files.items():
-                archive.write(path, f"transformer-es/{name}")
+                archive.writestr(f"transformer-es/{name}", without_answers(name, path, lab.id))
+            archive.writestr("transformer-es/pyproject.toml", pyproject(list(files)))
             archive.writestr("transformer-es/README.md", readme(lab.id))
     notebooks = sum(name.endswith(".ipynb") for name in files)
-    print(f"{target}: {notebooks} cuadernos, {len(files) + 1} archivos.")
+    print(f"{target}: {notebooks} cuadernos, {len(files) + 2} archivos.")
     return 0

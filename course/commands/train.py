@@ -2,24 +2,49 @@
 
 Con ``torchrun --nproc_per_node=N -m course train ...`` cada proceso entrena con una
 parte de los lotes (``DistributedDataParallel``); solo el proceso 0 escribe y traduce.
+
+El paso de entrenamiento y la validación son los de ``course.reference.translation``.
+El paquete del estudiante no la lleva (es la solución del laboratorio 7): ahí, y con
+``--cuaderno``, se usan las funciones del cuaderno del estudiante (:data:`FUNCTIONS`).
 """
 
 import dataclasses
 from pathlib import Path
 
-from course.config import PRESETS
+from course.config import PRESETS, TrainConfig
+from course.labs import CourseError
 
 DEFAULT_OUT = Path("runs")
+NOTEBOOK = Path("trabajo") / "07_multi30k" / "07_multi30k.ipynb"
+# Celdas del cuaderno 07 que se ejecutan para tener train_step y evaluate: las
+# importaciones y todas las respuestas (una respuesta puede usar otra, p. ej. las máscaras).
+SETUP_CELL = "preparacion"
+# Lo que se toma del cuaderno: el paquete del estudiante no lleva la referencia del
+# laboratorio 7, y sus course.data.collate y course.decoding.bleu no tienen código.
+FUNCTIONS = ("collate", "train_step", "evaluate", "corpus_bleu")
+PENDING = (
+    "Tu cuaderno {path} aún tiene ejercicios sin hacer (NotImplementedError): «train» usa tus"
+    " collate (ejercicio 1), train_step (3), evaluate (4) y corpus_bleu (6). Complétalos,"
+    " comprueba sus pruebas visibles y vuelve a ejecutar la orden."
+)
 
 
-def run(preset: str, smoke: bool = False, out: str | None = None, resume: bool = False) -> int:
+def run(
+    preset: str, smoke: bool = False, out: str | None = None, resume: bool = False,
+    overrides: dict | None = None, notebook: str | None = None,
+) -> int:  # fmt: skip
     from course import train
 
-    cfg = PRESETS["smoke" if smoke else preset]
-    if smoke and preset != "smoke":
-        cfg = dataclasses.replace(cfg, name=f"smoke-{preset}")
+    cfg = recipe(preset, smoke, overrides or {})
+    functions, source = steps(notebook)
     out_dir = Path(out) if out else DEFAULT_OUT / cfg.name
-    result = train.train(cfg, out_dir, resume=resume)
+    print(describe(cfg) + (f"; tus funciones de {source}" if source else ""))
+    try:
+        result = train.train(cfg, out_dir, resume=resume, **functions)
+    except NotImplementedError:
+        if not source:
+            raise
+        raise CourseError(PENDING.format(path=source)) from None
     if result.bleu is not None:
         print(f"BLEU (sacreBLEU, con mayúsculas, detokenizado): {result.bleu.score:.2f}")
         print(f"BLEU en minúsculas: {result.bleu.lowercase_score:.2f}")
@@ -27,3 +52,69 @@ def run(preset: str, smoke: bool = False, out: str | None = None, resume: bool =
         print(f"Traducciones: {out_dir / train.TRANSLATIONS_FILE}")
         print(f"Punto de control: {train.final_checkpoint(out_dir)}")
     return 0
+
+
+def recipe(preset: str, smoke: bool, overrides: dict) -> TrainConfig:
+    """La receta ``preset`` (o la de humo) con los cambios de la línea de órdenes; el
+    nombre (y la carpeta de resultados por omisión) dice que no es la receta tal cual."""
+    cfg = PRESETS["smoke" if smoke else preset]
+    if smoke and preset != "smoke":
+        cfg = dataclasses.replace(cfg, name=f"smoke-{preset}")
+    if overrides:
+        cfg = dataclasses.replace(cfg, **overrides)
+    return cfg
+
+
+def describe(cfg: TrainConfig) -> str:
+    """Una línea en español con lo que más cambia la duración de la receta."""
+    minutes = f"{cfg.max_minutes:g}".replace(".", ",") if cfg.max_minutes else ""
+    cap = f"tope de {minutes} min" if minutes else "sin tope"
+    return (
+        f"Receta «{cfg.name}»: {cfg.epochs} épocas como máximo, {cap},"
+        f" lotes de {cfg.max_tokens} tokens"
+    )
+
+
+def steps(notebook: str | None) -> tuple[dict, str | None]:
+    """(funciones para ``course.train.train``, cuaderno de donde salen).
+
+    Sin ``notebook`` y con la referencia en el paquete, ``train`` usa la referencia.
+    """
+    from course.cli import _present
+
+    if notebook is None and _present("reference.translation"):
+        return {}, None
+    path = Path(notebook) if notebook else NOTEBOOK
+    if notebook is None and not path.exists():
+        raise CourseError(
+            "Este paquete no trae la solución del laboratorio 7, así que «train» entrena con"
+            f" tus funciones del cuaderno {path}, que no existe aquí. Ejecuta «python -m course"
+            " empezar 07_multi30k», completa los ejercicios 1, 3, 4 y 6 y vuelve a ejecutar"
+            " «train» desde esta carpeta (o indica tu cuaderno con --cuaderno)."
+        )
+    return _from_notebook(path), str(path)
+
+
+def _from_notebook(path: Path) -> dict:
+    """Ejecuta las importaciones y las respuestas del cuaderno y devuelve sus funciones."""
+    from course import notebooks
+
+    namespace = {"__name__": "__cuaderno__"}
+    for cell in notebooks.read(path).cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not (
+            meta.get("solution") or meta.get("grade_id") == SETUP_CELL
+        ):
+            continue
+        name = meta.get("grade_id", "sin nombre")
+        try:
+            exec(compile(cell.source, f"<{path}: celda {name}>", "exec"), namespace)  # noqa: S102
+        except Exception as error:  # noqa: BLE001 (cualquier fallo del código del estudiante)
+            raise CourseError(
+                f"La celda «{name}» de tu cuaderno {path} falla al ejecutarla:"
+                f" {type(error).__name__}: {error}. Corrígela (sus pruebas visibles ayudan)."
+            ) from None
+    missing = [name for name in FUNCTIONS if not callable(namespace.get(name))]
+    if missing:
+        raise CourseError(f"Tu cuaderno {path} no define {', '.join(missing)}.")
+    return {name: namespace[name] for name in FUNCTIONS}
