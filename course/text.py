@@ -24,3 +24,27 @@ def student_message(text: str | None, limit: int = 300) -> str:
     """La primera línea con texto, sin rutas del servidor y recortada por palabras."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return shorten(hide_paths(lines[0]), limit) if lines else ""
+
+
+# Lo que un terminal interpreta en lugar de mostrar: controles C0 y C1 (ESC empieza las
+# secuencias que borran la pantalla o pintan), DEL, los que invierten o esconden texto
+# (bidi, anchura cero) y los sustitutos sueltos de un nombre de archivo que no es UTF-8.
+UNPRINTABLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def printable(text: object, multiline: bool = False) -> str:
+    """``text`` para imprimirlo en un terminal sin que lo controle: ``\\x1b`` en lugar de ESC.
+
+    Nombres de estudiantes, entradas de un zip y mensajes vienen de fuera (un zip o un
+    cuaderno hostil); impresos tal cual, una secuencia de escape borra la pantalla o dibuja
+    una línea falsa. Con ``multiline`` se conservan los saltos de línea (un informe).
+    """
+
+    def escape(match: re.Match) -> str:
+        if multiline and match[0] == "\n":
+            return "\n"
+        return match[0].encode("unicode_escape", "backslashreplace").decode("ascii")
+
+    return UNPRINTABLE.sub(escape, str(text))

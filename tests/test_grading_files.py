@@ -155,11 +155,11 @@ def test_a_refused_notebook_is_that_students_error_and_the_others_are_graded(
     monkeypatch.setattr(files, "NOTEBOOK_MAX_BYTES", files.MIB)
     archive = tmp_path / "aula.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
-        bundle.writestr("ana_01_atencion.ipynb", os.urandom(2 * files.MIB))
-        bundle.writestr("beto_01_atencion.ipynb", "{}")
+        bundle.writestr("ana/01_atencion.ipynb", os.urandom(2 * files.MIB))
+        bundle.writestr("beto/01_atencion.ipynb", "{}")
     ana, beto = grade._unzip(archive, tmp_path / "out", None)
     assert (ana.student, ana.notebook) == ("ana", None)
-    assert ana.problem == "se rechaza «ana_01_atencion.ipynb»: ocupa más de 1 MiB al descomprimir"
+    assert ana.problem == "se rechaza «ana/01_atencion.ipynb»: ocupa más de 1 MiB al descomprimir"
     assert beto.notebook.read_text() == "{}" and not beto.problem
     assert f"aviso: ana · 01_atencion: {ana.problem}" in capsys.readouterr().err
 

@@ -62,7 +62,7 @@ def course_dir(tmp_path_factory) -> Path:
         (folder / f"{LAB.id}.ipynb").write_text(text)
     archive = root / "aula.zip"
     with zipfile.ZipFile(archive, "w") as bundle_:
-        bundle_.writestr(f"dani_{LAB.id}.ipynb", _crashing_notebook())
+        bundle_.writestr(f"dani/{LAB.id}.ipynb", _crashing_notebook())
         bundle_.writestr("__MACOSX/._dani_01_atencion.ipynb", "basura")
     before = _tree_digest(root / "submitted")
     status = grade.run(root=root, zips=[str(archive)], jobs=2, timeout=30, progress=False)
@@ -186,7 +186,7 @@ def test_shards_partition_the_class():
 def test_zip_layouts_are_recognised(tmp_path):
     archive = tmp_path / "descarga.zip"
     with zipfile.ZipFile(archive, "w") as z:
-        z.writestr("lucia_01_atencion.ipynb", "{}")
+        z.writestr("lucia/lucia_01_atencion.ipynb", "{}")
         z.writestr("submitted/marta/02_normalizacion/02_normalizacion.ipynb", "{}")
         z.writestr("pablo/01_atencion/mi_version.ipynb", "{}")
         z.writestr("notas.txt", "x")

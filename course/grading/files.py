@@ -2,8 +2,8 @@
 
 Una entrega es hostil: un zip puede descomprimirse en gigas (una bomba zip), traer
 enlaces simbólicos o rutas absolutas o con ``..`` que escriben fuera del destino, y una
-carpeta puede tener enlaces a ``/etc/passwd`` o ``/dev/zero``, o una FIFO que bloquea a
-quien la lee. Aquí solo pasan archivos normales, leídos por trozos y contados mientras se
+carpeta puede tener enlaces a ``/etc/passwd`` o ``/dev/zero`` (simbólicos, o duros a un
+archivo del curso), o una FIFO que bloquea a quien la lee. Aquí solo pasan archivos normales, leídos por trozos y contados mientras se
 escriben, hasta un límite: el tamaño que declara el zip sirve para rechazar antes, nunca
 para aceptar.
 
@@ -158,8 +158,8 @@ def copy_regular_files(
 ) -> list[str]:
     """Copia la carpeta ``source`` en ``target`` con solo sus archivos normales.
 
-    Nunca sigue un enlace simbólico (tampoco si ``source`` lo es) ni abre FIFOs o
-    dispositivos; los nombres que casan con algún patrón de ``ignore`` se saltan en
+    Nunca sigue un enlace simbólico (tampoco si ``source`` lo es), ni abre FIFOs o
+    dispositivos, ni copia enlaces duros (:func:`refusal`); los nombres que casan con algún patrón de ``ignore`` se saltan en
     cualquier nivel. Entre todos los archivos no se copian más de ``max_bytes``. Devuelve
     una nota en español por cada cosa omitida (vacía si se copió todo).
     """
@@ -178,29 +178,78 @@ def copy_regular_files(
 
 def _walk(base: Path, relative: Path, ignore: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
     """``(ruta relativa a base, motivo de rechazo o "")`` de cada archivo bajo ``relative``."""
-    mode = os.lstat(base / relative).st_mode
-    if not stat.S_ISDIR(mode):
-        yield relative, _refusal(mode)
+    info = os.lstat(base / relative)
+    if not stat.S_ISDIR(info.st_mode):
+        yield relative, refusal(info)
         return
     for name in sorted(os.listdir(base / relative)):
         if not any(fnmatch(name, pattern) for pattern in ignore):
             yield from _walk(base, relative / name, ignore)
 
 
-def _refusal(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return ""
-    return "es un enlace simbólico" if stat.S_ISLNK(mode) else "no es un archivo normal"
+def refusal(info: os.stat_result) -> str:
+    """Por qué no se lee un archivo entregado (vacío si es un archivo normal y solo suyo).
+
+    Un enlace duro (más de un nombre para el mismo archivo) se rechaza siempre: podría ser
+    otro nombre de ``source/…ipynb`` o de la entrega de un compañero, y desde aquí no se
+    sabe cuál es el otro nombre. ``nbgrader collect`` y el zip crean archivos de un nombre.
+    """
+    if stat.S_ISLNK(info.st_mode):
+        return "es un enlace simbólico"
+    if not stat.S_ISREG(info.st_mode):
+        return "no es un archivo normal"
+    if info.st_nlink > 1:
+        return f"es un enlace duro (el mismo archivo tiene {info.st_nlink} nombres)"
+    return ""
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Abre para leer un archivo entregado sin seguir enlaces ni bloquearse en una FIFO.
+
+    Lo que se comprueba es el archivo ya abierto (``fstat``), no el nombre: cambiarlo por
+    un enlace entre la comprobación y la lectura no sirve. Si no es un archivo normal de
+    un solo nombre, :class:`Refused`.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        info = _lstat(path)
+        raise Refused(refusal(info) if info and refusal(info) else "no se puede abrir") from None
+    stream = open(descriptor, "rb")
+    reason = refusal(os.fstat(descriptor))
+    if reason:
+        stream.close()
+        raise Refused(reason)
+    return stream
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """El contenido de un archivo entregado (:func:`open_regular`) si no pasa de ``limit``."""
+    with open_regular(path) as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(f"ocupa más de {_size(limit)}")
+    return data
+
+
+def linked_folder(base: Path, relative: Path) -> str:
+    """Si alguna carpeta de ``relative`` (dentro de ``base``) es un enlace: el motivo."""
+    for depth in range(1, len(relative.parts) + 1):
+        info = _lstat(base.joinpath(*relative.parts[:depth]))
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            return f"«{Path(*relative.parts[:depth]).as_posix()}» es un enlace simbólico"
+    return ""
 
 
 def _copy_file(source: Path, target: Path, budget: int, max_bytes: int) -> int:
     """Copia un archivo normal (se comprueba otra vez ya abierto); devuelve los bytes."""
-    try:
-        descriptor = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        raise Refused("no se puede abrir como archivo normal") from None
-    with open(descriptor, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise Refused("no es un archivo normal")
+    with open_regular(source) as stream:
         target.parent.mkdir(parents=True, exist_ok=True)
         return _stream(stream, target, budget, f"la carpeta pasa de {_size(max_bytes)}")

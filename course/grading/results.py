@@ -35,6 +35,7 @@ class Result:
     findings: list[str] = field(default_factory=list)
     graded_at: str = ""
     timestamp: str = ""  # hora de entrega (timestamp.txt de nbgrader), si venía
+    warnings: list[str] = field(default_factory=list)  # avisos que no impiden calificar
 
     @property
     def auto_points(self) -> float:
@@ -171,7 +172,7 @@ def merge(results: list[Result], db: Path) -> int:
                 _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
             for result in good:
                 gradebook.update_or_create_student(result.student)
-                when = {"timestamp": result.timestamp} if result.timestamp else {}
+                when = _when(result)
                 gradebook.update_or_create_submission(result.lab, result.student, **when)
                 for cell in result.cells:
                     try:
@@ -187,6 +188,32 @@ def merge(results: list[Result], db: Path) -> int:
                         continue
                     _update_grade(grade, cell["points"])
     return len(good)
+
+
+def _when(result: Result) -> dict:
+    """La hora de entrega para nbgrader, si la hay y se entiende; si no, ninguna y un aviso.
+
+    ``grade`` ya la normaliza, pero ``--merge-only`` une los JSON que haya en
+    ``autograded/``: una fecha que nbgrader no entiende fallaría dentro de la transacción
+    y nadie tendría nota.
+    """
+    from nbgrader.utils import parse_utc
+
+    from course.text import printable, shorten
+
+    if not result.timestamp:
+        return {}
+    try:
+        return {"timestamp": parse_utc(result.timestamp)}
+    except (ValueError, OverflowError, TypeError, ArithmeticError):
+        print(
+            printable(
+                f"aviso: {result.student} · {result.lab}: la hora de entrega"
+                f" «{shorten(result.timestamp, 60)}» no es una fecha; se une sin ella"
+            ),
+            file=sys.stderr,
+        )
+        return {}
 
 
 def _update_grade(grade, points: float | None) -> None:
