@@ -5,8 +5,9 @@ import os
 from nbgrader.converters import GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
 
-from course.grading.feedback import SafeFeedback
+from course.grading.feedback import FeedbackExporter, SafeFeedback
 from course.grading.results import RESULT_NAME
+from course.grading.sanitize import SanitizeStudentHTML
 
 c = get_config()  # noqa: F821 (nbgrader define get_config al cargar este archivo)
 
@@ -47,3 +48,13 @@ c.SafeFeedback.max_image_bytes = 2_000_000
 # nbgrader copia a feedback/ los demás archivos de autograded/<estudiante>/<lab>/; el
 # calificacion.json de `python -m course grade` lleva los mensajes de las pruebas ocultas.
 c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), RESULT_NAME]
+
+# --- HTML del estudiante (course/grading/sanitize.py) ---------------------------------
+# Nada de lo que escribe un estudiante se ejecuta en el navegador del profesor. Se limpia
+# al calificar (último paso de la cadena: el cuaderno de autograded/ queda limpio), al
+# dibujar una entrega en Formgrader (su HTMLExporter) y en la devolución, que además sale
+# sin ningún guion: fórmulas en MathML y una Content-Security-Policy en <meta>.
+c.Autograde.autograde_preprocessors.append(SanitizeStudentHTML)
+c.HTMLExporter.preprocessors = [SanitizeStudentHTML]
+c.GenerateFeedback.exporter_class = FeedbackExporter
+# --- fin del bloque del HTML del estudiante -------------------------------------------

@@ -19,7 +19,7 @@ import nbformat
 
 from course import labs
 from course.grading import nbgrader_config, results
-from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test
+from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test, offline_page
 from course.labs import CourseError
 from course.text import student_message
 
@@ -141,4 +141,4 @@ def render(result: results.Result, notebook: nbformat.NotebookNode | None, hidde
         count=1,
         flags=re.S,
     )
-    return re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + top, body, count=1)
+    return offline_page(re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + top, body, count=1))

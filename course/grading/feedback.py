@@ -16,16 +16,26 @@ Qué quita:
   puntos los muestra la página;
 - de las demás celdas de código, lo que pase de ``max_text_bytes`` bytes de texto
   (salidas de texto, errores, HTML…) o de ``max_image_bytes`` bytes de imágenes (tal como
-  van incrustadas en la página), con una nota en español donde se cortó.
+  van incrustadas en la página), con una nota en español donde se cortó;
+- el HTML activo que hubiera escrito el estudiante (:mod:`course.grading.sanitize`).
+
+La página que sale de :class:`FeedbackExporter` no lleva ningún guion: las fórmulas se
+convierten a MathML al exportar (el navegador las dibuja sin conexión, sin MathJax) y una
+``Content-Security-Policy`` en ``<meta>`` no deja cargar nada de fuera ni ejecutar nada.
 """
 
 import json
 import re
 
+import lxml.html
+from latex2mathml.converter import convert as latex_to_mathml
+from nbconvert.exporters import HTMLExporter
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, List
+
+from course.grading.sanitize import SanitizeStudentHTML
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # los delimitadores de nbgrader
 HIDDEN_SUFFIX = "_oculta"  # grade id de las celdas de pruebas ocultas del curso
@@ -70,7 +80,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 class SafeFeedback(NbGraderPreprocessor):
-    """Quita de la devolución las pruebas ocultas y recorta las salidas grandes."""
+    """Quita de la devolución las pruebas ocultas, el HTML activo y recorta las salidas."""
 
     # Como en GetGrades: HTMLExporter fija ``NbConvertBase.display_data_priority`` y, si
     # aquí no fuera configurable, traitlets avisaría en cada devolución.
@@ -83,6 +93,10 @@ class SafeFeedback(NbGraderPreprocessor):
     max_image_bytes = Integer(
         2_000_000, min=0, help="Bytes de imágenes (tal como van en la página) por celda."
     ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        nb, resources = SanitizeStudentHTML(parent=self).preprocess(nb, resources)
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         hidden = is_hidden_test(cell)  # antes de quitar los marcadores
@@ -143,3 +157,88 @@ class SafeFeedback(NbGraderPreprocessor):
             )
             kept.append(new_output("stream", name="stdout", text=note))
         return kept
+
+
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:;"
+    " base-uri 'none'; form-action 'none'"
+)
+MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
+NO_MATH = {"pre", "code", "script", "style", "textarea", "math"}
+
+
+def _mathml(latex: str, display: bool) -> lxml.html.HtmlElement | None:
+    """La fórmula en MathML, o ``None`` si latex2mathml no la entiende (queda el LaTeX)."""
+    try:
+        markup = latex_to_mathml(latex.strip(), display="block" if display else "inline")
+        return lxml.html.fragment_fromstring(markup)
+    except Exception:  # noqa: BLE001 (cualquier fallo del conversor deja el texto como estaba)
+        return None
+
+
+def _split_math(text: str) -> list:
+    """``text`` en trozos: cadenas y elementos ``<math>``."""
+    parts, start = [], 0
+    for match in MATH.finditer(text):
+        display = match[1] is not None or match[2] is not None
+        latex = next(group for group in match.groups() if group is not None)
+        element = _mathml(latex, display)
+        if element is not None:
+            parts += [text[start : match.start()], element]
+            start = match.end()
+    return [*parts, text[start:]]
+
+
+def _has_math(text: str | None) -> bool:
+    return bool(text) and ("$" in text or "\\" in text)
+
+
+def _typeset(element) -> None:
+    """Cambia las fórmulas del texto de ``element`` (y de sus hijos) por MathML."""
+    if element.tag in NO_MATH:
+        return
+    for child in list(element):
+        _typeset(child)
+        if _has_math(child.tail):
+            parts = _split_math(child.tail)
+            child.tail = parts[0]
+            _insert_after(child, parts[1:])
+    if _has_math(element.text):
+        parts = _split_math(element.text)
+        element.text = parts[0]
+        _insert_at(element, 0, parts[1:])
+
+
+def _insert_after(anchor, parts: list) -> None:
+    for index in range(0, len(parts), 2):
+        parts[index].tail = parts[index + 1]
+        anchor.addnext(parts[index])
+        anchor = parts[index]
+
+
+def _insert_at(parent, position: int, parts: list) -> None:
+    for index in range(0, len(parts), 2):
+        parts[index].tail = parts[index + 1]
+        parent.insert(position + index // 2, parts[index])
+
+
+def offline_page(page: str) -> str:
+    """La página de devolución sin guiones ni manejadores, con su CSP y fórmulas MathML."""
+    document = lxml.html.document_fromstring(page)
+    for script in document.xpath("//script"):
+        script.drop_tree()
+    for element in document.iter():
+        for name in [name for name in element.attrib if name.lower().startswith("on")]:
+            del element.attrib[name]
+    meta = lxml.html.Element("meta", {"http-equiv": "Content-Security-Policy", "content": CSP})
+    document.head.insert(0, meta)
+    _typeset(document.body)
+    return "<!DOCTYPE html>\n" + lxml.html.tostring(document, encoding="unicode")
+
+
+class FeedbackExporter(HTMLExporter):
+    """El ``HTMLExporter`` de la devolución, con la página de :func:`offline_page`."""
+
+    def from_notebook_node(self, nb, resources=None, **kwargs):
+        page, resources = super().from_notebook_node(nb, resources, **kwargs)
+        return offline_page(page), resources
