@@ -19,6 +19,8 @@ from course.grading import grade_notebook
 from course.reference.translation import translate_test_set
 from course.train import final_checkpoint, load_model, train
 
+pytestmark = pytest.mark.slow  # califica en núcleos aislados
+
 LAB = labs.get("07_multi30k")
 MAX_LEN = 20
 

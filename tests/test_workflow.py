@@ -319,6 +319,7 @@ print(sorted(r.auto_points for r in grade.grade_all(tasks, out / "out", 2, None,
 """
 
 
+@pytest.mark.slow
 def test_workers_forked_after_torch_used_its_threads_do_not_hang(tmp_path):
     # Se colgaba en CI: pytest ya había usado PyTorch con dos hilos antes de calificar.
     done = subprocess.run(
@@ -329,6 +330,7 @@ def test_workers_forked_after_torch_used_its_threads_do_not_hang(tmp_path):
     assert done.stdout.split("\n")[-2] == "[5, 5]"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lab", [lab.id for lab in labs.available()])
 def test_the_student_bundle_runs_its_notebook_setup_without_the_course_repository(lab, tmp_path):
     """El zip de estudiante basta: la celda de preparación importa solo lo que el zip lleva."""
