@@ -21,6 +21,28 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
 c.ClearSolutions.code_stub = {"python": "# TU CÓDIGO AQUÍ\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "TU RESPUESTA AQUÍ"
 
+# --- Calificación sellada por cualquier puerta (nbgrader autograde, Formgrader) ---------
+# Las pruebas no se ejecutan en el núcleo del estudiante: SealedAutograde califica cada
+# entrega como «python -m course grade» (núcleo aislado con bubblewrap, pruebas en el
+# calificador, metadatos restaurados, topes) y nbgrader guarda esas notas por celda. Sin
+# aislamiento, la puerta se niega y nombra la orden segura (course/grading/door.py).
+# RestoreCells pone antes los metadatos del cuaderno publicado, como hace grade.
+# Otros pasos pueden añadirse a estas listas (runner los aplica igual por cualquier puerta).
+from nbgrader.converters import Autograde  # noqa: E402
+from nbgrader.preprocessors import Execute  # noqa: E402
+
+from course.grading.door import RestoreCells, SealedAutograde  # noqa: E402
+
+c.Autograde.sanitize_preprocessors = [
+    RestoreCells,
+    *Autograde.class_traits()["sanitize_preprocessors"].default(),
+]
+c.Autograde.autograde_preprocessors = [
+    SealedAutograde if step is Execute else step
+    for step in Autograde.class_traits()["autograde_preprocessors"].default()
+]
+# --- fin de la calificación sellada ---------------------------------------------------
+
 # Cada celda dispone de 60 s; al agotarse se interrumpe y se sigue con la siguiente,
 # así un bucle infinito solo cuesta los puntos de su ejercicio.
 c.Execute.timeout = 60

@@ -182,7 +182,7 @@ def grade_notebook(
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
         release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
-        cleaned = _with_missing_cells(_known_ids_once(notebook, release), release)
+        cleaned = restored(notebook, release)
         nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
         trusted = _trusted_config(
@@ -314,6 +314,14 @@ def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
     notes = copy_regular_files(folder / lab.outputs, submitted / lab.outputs, ignore=NOT_GRADED)
     for note in notes:
         print(f"aviso: {folder}: {note}", file=sys.stderr)
+
+
+def restored(
+    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
+) -> nbformat.NotebookNode:
+    """Una copia con los metadatos de nbgrader del cuaderno publicado ``release`` y sus
+    celdas de nbgrader que faltaban (:func:`_known_ids_once`, :func:`_with_missing_cells`)."""
+    return _with_missing_cells(_known_ids_once(notebook, release), release)
 
 
 def _known_ids_once(
