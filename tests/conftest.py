@@ -110,13 +110,17 @@ def pytest_terminal_summary(terminalreporter):
     for tool, count in _skipped.items():
         if count:
             lines.append(
-                f"Sin {tool}: {count} pruebas omitidas. Instálalo con «{INSTALL[tool]}»"
+                f"Sin {tool}: {_tests(count)} omitida{'s' if count > 1 else ''}. Instálalo con «{INSTALL[tool]}»"
                 " (Debian/Ubuntu) y vuelve a ejecutarlas."
             )
     if _deselected[0]:
         lines.append(
-            f"Nivel rápido: {_deselected[0]} pruebas lentas sin ejecutar (núcleos, nbgrader,"
+            f"Nivel rápido: {_tests(_deselected[0])} lenta{'s' if _deselected[0] > 1 else ''} sin ejecutar (núcleos, nbgrader,"
             " navegador); «python -m pytest --todas» las ejecuta todas."
         )
     for line in lines:
         terminalreporter.write_line(line)
+
+
+def _tests(count: int) -> str:
+    return f"{count} prueba{'s' if count > 1 else ''}"

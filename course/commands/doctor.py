@@ -62,6 +62,9 @@ def checks() -> list[tuple[bool, str, str]]:
     found.append(_user_language())
     if importlib.util.find_spec("course.grading") is not None:  # no está en el zip de estudiantes
         found.append(_sandbox())
+        from course.grading import kernel_view  # el núcleo aislado ve este course
+
+        found.append(kernel_view.doctor_check())
         found.append(_release())
     return found
 

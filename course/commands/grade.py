@@ -47,7 +47,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from course import labs
-from course.grading import files, results
+from course.grading import files, kernel_view, results
 from course.labs import CourseError
 from course.text import printable, shorten
 
@@ -98,6 +98,8 @@ def run(
     settings = Settings(timeout, sandboxed, memory_gib)
     if not merge_only:
         _require_sandbox(sandboxed)
+        if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
+            kernel_view.require()
         with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
             tasks = find_submissions(root / "submitted", lab_ids)
             for number, name in enumerate(zips or []):
