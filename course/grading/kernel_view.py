@@ -143,3 +143,22 @@ async def _ask(box, runtime: Path, timeout: float) -> str:
     finally:
         client.stop_channels()
         await manager.shutdown_kernel(now=True)
+
+
+def require() -> None:
+    """Al empezar ``grade``: si el núcleo aislado no ve este ``course``, no se califica a nadie."""
+    found = check()
+    if found:
+        raise CourseError(f"No califico ninguna entrega: {found}")
+
+
+def doctor_check() -> tuple[bool, str, str]:
+    """La fila de ``doctor``: (bien, qué se comprobó, qué hacer)."""
+    from course.grading import sandbox
+
+    if sandbox.available():
+        return True, "núcleo aislado: sin bubblewrap no se puede comprobar", ""
+    found = check()
+    if found:
+        return False, f"núcleo aislado: {found.split('. ')[0]}", found.split(". ", 1)[-1]
+    return True, "el núcleo aislado importa el mismo paquete «course» que el calificador", ""
