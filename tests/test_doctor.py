@@ -1,7 +1,10 @@
 """``python -m course doctor``: el idioma que JupyterLab mostrará de verdad, release/ al día
 y los plurales del resumen."""
 
+import json
 import shutil
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -109,3 +112,72 @@ def test_release_check_says_which_labs_and_what_to_do(monkeypatch):
     ok, what, fix = doctor._release()
     assert not ok and "03_posicional" in what
     assert "python -m course build 03_posicional" in fix
+
+
+def test_warnings_are_shown_but_do_not_fail(monkeypatch, capsys):
+    results = [(doctor.WARN, "sin bubblewrap", "sudo apt-get install bubblewrap"), (True, "c", "")]
+    monkeypatch.setattr(doctor, "checks", lambda: results)
+    assert doctor.run() == 0
+    out = capsys.readouterr().out
+    assert "⚠ sin bubblewrap\n    → sudo apt-get install bubblewrap" in out
+    assert out.rstrip().endswith("Todo en orden, con 1 aviso.")
+
+
+def test_missing_bubblewrap_or_chromium_is_a_warning_that_says_how_to_install(monkeypatch):
+    from course.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "available", lambda: "no se encuentra «bwrap»")
+    ok, what, fix = doctor._sandbox()
+    assert ok == doctor.WARN and "bwrap" in what and "apt-get install bubblewrap" in fix
+    monkeypatch.setattr(doctor, "CHROMIUM", (Path("/no/existe/chromium"), "no-existe-chromium"))
+    ok, what, fix = doctor._chromium()
+    assert ok == doctor.WARN and "apt-get install chromium" in fix
+
+
+def test_the_whole_data_message_is_shown(monkeypatch):
+    from course.data import sources
+
+    def missing(**_):
+        raise sources.DataError("No se encuentran.\n  1. uno;\n  2. dos.\nDescarga y define X.")
+
+    monkeypatch.setattr(sources, "locate", missing)
+    ok, what, fix = doctor._data()
+    assert not ok and "1. uno;" in what and "2. dos." in what and "define X." in what
+
+
+def _kernel_spec(monkeypatch, tmp_path, python: str) -> None:
+    spec = tmp_path / "kernels" / "python3" / "kernel.json"
+    spec.parent.mkdir(parents=True)
+    argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec.write_text(json.dumps({"argv": argv, "display_name": "Python 3", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+
+
+def test_the_kernel_python_imports_this_course(monkeypatch, tmp_path):
+    _kernel_spec(monkeypatch, tmp_path, sys.executable)
+    assert doctor.kernel_python() == sys.executable
+    ok, what, _ = doctor._kernel()
+    assert ok is True and "este paquete" in what
+
+
+def test_a_kernel_without_the_course_fails(monkeypatch, tmp_path):
+    # Un núcleo con otro Python (el del sistema, sin el curso instalado): doctor no dice ✔.
+    bare = tmp_path / "bare" / "bin" / "python"
+    bare.parent.mkdir(parents=True)
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S "$@"\n')
+    bare.chmod(0o755)
+    _kernel_spec(monkeypatch, tmp_path, str(bare))
+    ok, what, fix = doctor._kernel()
+    assert ok is False and "no encuentran el paquete «course»" in what and "pip install -e ." in fix
+
+
+def test_a_kernel_that_says_python_uses_the_python_of_jupyter(monkeypatch, tmp_path):
+    _kernel_spec(monkeypatch, tmp_path, "python")
+    fake = tmp_path / "bin" / "jupyter"
+    fake.parent.mkdir()
+    fake.write_text("#!/otro/entorno/bin/python3.11\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert doctor.kernel_python() == "/otro/entorno/bin/python3.11"
+    ok, what, _ = doctor._kernel()
+    assert ok is False and "/otro/entorno/bin/python3.11" in what

@@ -9,8 +9,10 @@ revisa es el que JupyterLab mostrará de verdad: el del entorno, completado por
 import importlib.metadata
 import importlib.util
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +22,8 @@ from course.commands import jupyter_es
 from course.jupyter import language_pack
 
 INSTALL = "ejecuta «pip install -r requirements.txt» dentro del entorno virtual"
+WARN = "aviso"  # ni bien ni mal: algo que falta y que solo necesitan algunas órdenes
+CHROMIUM = (Path("/usr/lib/chromium/chromium"), "chromium", "chromium-browser")
 
 
 def pins(requirements: Path = labs.REPO / "requirements.txt") -> dict[str, str]:
@@ -57,16 +61,70 @@ def checks() -> list[tuple[bool, str, str]]:
                 "activa el entorno virtual (source .venv/bin/activate) antes de trabajar",
             )
         )
+    found.append(_kernel())
     found.append(_data())
+    found.append(_labs())
     found.append(_language_pack())
     found.append(_user_language())
-    if importlib.util.find_spec("course.grading") is not None:  # no está en el zip de estudiantes
+    if (labs.REPO / "course" / "grading").is_dir():  # no está en el zip de estudiantes
         found.append(_sandbox())
         from course.grading import kernel_view  # el núcleo aislado ve este course
 
         found.append(kernel_view.doctor_check())
+        found.append(_chromium())
         found.append(_release())
     return found
+
+
+def kernel_python() -> str:
+    """El Python con que JupyterLab lanzará el núcleo «python3» de los cuadernos.
+
+    Si su ``argv`` dice solo «python», jupyter_client lo cambia por el Python del propio
+    Jupyter: el del programa ``jupyter`` que se encuentra en el PATH.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        python = KernelSpecManager().get_kernel_spec("python3").argv[0]
+    except NoSuchKernel:
+        return sys.executable
+    if re.fullmatch(r"python[\d.]*", python):
+        jupyter = shutil.which("jupyter")
+        first = Path(jupyter).read_text(errors="replace").split("\n", 1)[0] if jupyter else ""
+        python = first[2:].strip() if first.startswith("#!") else sys.executable
+    return python
+
+
+def _kernel() -> tuple[bool, str, str]:
+    """¿Importa el núcleo de los cuadernos este paquete ``course``? Se prueba fuera de la
+    carpeta del curso, como un cuaderno de ``trabajo/``: sin instalarlo, no lo encuentra."""
+    python = kernel_python()
+    fix = "ejecuta «pip install -e .» en la carpeta del curso con el entorno activado"
+    code = "import pathlib, course; print(pathlib.Path(course.__file__).resolve().parent)"
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            done = subprocess.run(
+                [python, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return False, f"el Python de los cuadernos ({python}) no arranca: {error}", fix
+    found = done.stdout.strip()
+    if done.returncode != 0:
+        return False, f"los cuadernos no encuentran el paquete «course» (núcleo {python})", fix
+    if Path(found) != Path(__file__).resolve().parents[1]:
+        return False, f"los cuadernos usan otra copia del paquete «course»: {found}", fix
+    return True, f"los cuadernos importan este paquete «course» (núcleo {python})", ""
+
+
+def _labs() -> tuple[bool, str, str]:
+    present = [lab.id for lab in labs.LABS.values() if lab.release.is_file()]
+    if not present:
+        return (
+            False,
+            f"no hay cuadernos de laboratorio en {labs.REPO / 'release'}",
+            "descomprime de nuevo el paquete del curso entero (con su carpeta release/)",
+        )
+    return True, f"laboratorios: {', '.join(present)}", ""
 
 
 def user_settings() -> Path:
@@ -135,11 +193,25 @@ def _sandbox() -> tuple[bool, str, str]:
     reason = sandbox.available()
     if reason:
         return (
-            False,
+            WARN,
             f"aislamiento de las entregas: {reason}",
-            "sin él, «grade» se niega a calificar y «check» avisa; instala bubblewrap",
+            "sin él, «grade» se niega a calificar, «check» avisa y las pruebas que califican"
+            " se saltan; instálalo con «sudo apt-get install bubblewrap» (Debian/Ubuntu)",
         )
     return True, "aislamiento de las entregas con bubblewrap", ""
+
+
+def _chromium() -> tuple[bool | str, str, str]:
+    """Chromium solo hace falta para la prueba del navegador (tests/test_browser.py)."""
+    for candidate in CHROMIUM:
+        where = candidate if isinstance(candidate, Path) else shutil.which(candidate)
+        if where and os.access(where, os.X_OK):
+            return True, f"Chromium para la prueba del navegador ({where})", ""
+    return (
+        WARN,
+        "Chromium no está: la prueba del navegador se saltará",
+        "instálalo con «sudo apt-get install chromium» (Debian/Ubuntu) si vas a ejecutarla",
+    )
 
 
 def _cuda() -> tuple[bool, str, str]:
@@ -158,10 +230,10 @@ def _data() -> tuple[bool, str, str]:
     try:
         where = sources.locate(allow_download=False)
     except Exception as error:  # noqa: BLE001 (DataError u otro: se explica igual)
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        text = str(error).strip() or type(error).__name__
         return (
             False,
-            f"datos de Multi30k: no están ({first})",
+            "datos de Multi30k: no están. " + text.replace("\n", "\n      "),
             "indica su carpeta con MULTI30K_DIR o deja que el laboratorio 7 los descargue",
         )
     return True, f"datos de Multi30k verificados en {where}", ""
@@ -193,12 +265,15 @@ def _language_pack() -> tuple[bool, str, str]:
 def run() -> int:
     results = checks()
     for ok, what, fix in results:
-        print(f"{'✔' if ok else '✘'} {what}")
-        if not ok:
+        print(f"{'⚠' if ok == WARN else '✔' if ok else '✘'} {what}")
+        if ok is not True:
             print(f"    → {fix}")
-    problems = sum(not ok for ok, _, _ in results)
+    problems = sum(ok is False for ok, _, _ in results)
+    warnings = sum(ok == WARN for ok, _, _ in results)
     if problems:
         print(f"\nHay {problems} {'cosa' if problems == 1 else 'cosas'} que arreglar.")
         return 1
-    print("\nTodo en orden.")
+    print(
+        "\nTodo en orden" + (f", con {warnings} aviso{'s' * (warnings > 1)}." if warnings else ".")
+    )
     return 0
