@@ -669,9 +669,16 @@ def _student_bleu(corpus_bleu: BleuFn, hypotheses: list[str], references: list[s
     return BleuReport(
         score=float(corpus_bleu(hypotheses, references)),
         lowercase_score=float(corpus_bleu(*lower)),
-        signature=str(sacrebleu.BLEU().get_signature()),
-        lowercase_signature=str(sacrebleu.BLEU(lowercase=True).get_signature()),
+        signature=_signature(lowercase=False),
+        lowercase_signature=_signature(lowercase=True),
     )
+
+
+def _signature(lowercase: bool) -> str:
+    """Firma de sacreBLEU (dice el número de referencias, así que se evalúa una frase)."""
+    metric = sacrebleu.BLEU(lowercase=lowercase)
+    metric.corpus_score(["."], [["."]])
+    return str(metric.get_signature())
 
 
 def _choose_weights(
