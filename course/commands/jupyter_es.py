@@ -13,7 +13,8 @@ no cambia nada:
    alcanza, como las etiquetas de nbgrader (``course/jupyter/labextension``, fuente en
    ``extension/``), a ``<entorno>/share/jupyter/labextensions/``.
 4. Activa en el servidor de Jupyter la extensión que traduce Formgrader
-   (``course/jupyter/formgrader.py``) con un archivo en
+   (``course/jupyter/formgrader.py``) y la que le da al servidor el idioma del entorno
+   (``course/jupyter/server_locale.py``) con un archivo en
    ``<entorno>/etc/jupyter/jupyter_server_config.d/``.
 """
 
@@ -33,7 +34,15 @@ SETTINGS = {
     },
 }
 EXTENSION = Path(language_pack.__file__).parent / "labextension"
-SERVER = {"ServerApp": {"jpserver_extensions": {"course.jupyter.formgrader": True}}}
+SERVER = {
+    "ServerApp": {
+        "jpserver_extensions": {
+            "course.jupyter.formgrader": True,
+            "course.jupyter.safety": True,
+            "course.jupyter.server_locale": True,
+        }
+    }
+}
 
 
 def overrides_path(prefix: str | None = None) -> Path:

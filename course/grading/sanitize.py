@@ -52,6 +52,7 @@ SVG_ACTIVE = re.compile(
     r"|javascript:|<!entity|\b(href|src)\s*=\s*[\"']?(?![#\"']|data:image/(png|jpeg|gif);)",
     re.IGNORECASE,
 )
+LINK_REL = ' rel="noopener noreferrer nofollow"'
 REMOVED = "[Salida retirada al calificar: {mime} podría ejecutar código en el navegador.]"
 
 
@@ -71,7 +72,7 @@ def clean_html(text: str) -> str:
         attributes=ATTRIBUTES,
         url_schemes={"http", "https", "mailto", "data"},
         attribute_filter=_keep_url,
-        link_rel="noopener noreferrer nofollow",
+        link_rel=LINK_REL.split('"')[1],
     )
 
 
@@ -79,7 +80,7 @@ def clean_markdown(source: str) -> str:
     """``source`` si su HTML ya es inofensivo; si no, su HTML limpio."""
     rendered = markdown2html_mistune(source)
     cleaned = clean_html(rendered)
-    if html.unescape(cleaned) == html.unescape(rendered):
+    if html.unescape(cleaned.replace(LINK_REL, "")) == html.unescape(rendered):
         return source
     return f"<div>\n{cleaned.strip()}\n</div>"
 
