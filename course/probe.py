@@ -194,6 +194,11 @@ class ToySeq2Seq(nn.Module):
     posición ya depende de ``tgt_mask``). Sin normas ni autoatención aprendida. Los pesos
     son normales de desviación ``scale`` y dependen solo de ``seed``; cada llamada a
     ``decode`` anota el tamaño del lote en ``decode_batches``.
+
+    En evaluación, ``forward`` suma ``eval_shift`` a todos los *logits*: la pérdida y el
+    *softmax* no cambian, pero los *logits* dicen el modo del modelo con un valor que el
+    calificador puede recalcular (lo que contesta el núcleo sobre ``model.training`` no
+    se puede comprobar).
     """
 
     def __init__(
@@ -204,9 +209,10 @@ class ToySeq2Seq(nn.Module):
         seed: int = 0,
         scale: float = 1.0,
         layers: int = 1,
+        eval_shift: float = 0.0,
     ):
         super().__init__()
-        self.layers = layers
+        self.layers, self.eval_shift = layers, eval_shift
         self.src_embed = nn.Embedding(vocab_size, d_model)
         self.tgt_embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Embedding(max_len, d_model)
@@ -237,7 +243,8 @@ class ToySeq2Seq(nn.Module):
 
     def forward(self, src, tgt, src_mask, tgt_mask):
         out, _ = self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
-        return self.generator(out)  # (B, T_q, V)
+        logits = self.generator(out)  # (B, T_q, V)
+        return logits if self.training else logits + self.eval_shift
 
 
 # --- Laboratorio 5: identidad de varios objetos, parámetros a cero y capas de prueba ---
@@ -372,3 +379,22 @@ def gradients_with_modules(function, *inputs, upstream=None, pick=None):
         for arg in copies
     ]
     return output, input_grads, parameter_grads, modules
+
+
+# --- Laboratorio 6: el optimizador, comprobado por los pesos que deja ---
+
+
+@remotable
+def optimizer_steps(optimizer, model, inputs, steps: int = 5, scale: float = 1e-9) -> dict:
+    """``steps`` pasos de ``optimizer`` con la pérdida ``scale · Σ model(inputs)²``.
+
+    Devuelve el ``state_dict`` final de ``model``. El calificador repite los pasos con el
+    optimizador del enunciado y compara los pesos: así comprueba ``lr``, ``betas``,
+    ``eps`` (con ``scale`` diminuto los gradientes son del orden de ``eps``),
+    ``weight_decay`` y que estén todos los parámetros, sin creerse ``param_groups``.
+    """
+    for _ in range(steps):
+        optimizer.zero_grad()
+        (scale * model(inputs).square().sum()).backward()
+        optimizer.step()
+    return {name: value.detach().clone() for name, value in model.state_dict().items()}

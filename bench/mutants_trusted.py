@@ -1,0 +1,136 @@
+"""El catálogo de errores típicos calificado de verdad: cada mutante, por el calificador aislado.
+
+``tests/test_mistakes.py`` ejecuta los mutantes en su propio proceso, donde una prueba
+ve los objetos tal como son. Al calificar, en cambio, el código del estudiante vive en
+un núcleo aislado y las pruebas solo ven lo que el calificador comprueba con valores:
+una comprobación que se cree lo que dice el núcleo (o que mira una copia) puede pasar
+sin que el error se note. Aquí cada mutante va en un cuaderno (la solución con el nombre
+del ejercicio cambiado por el mutante, al final de su celda) y se califica con
+``course.grading.grade_notebook``, como una entrega; el mutante debe perder puntos en
+las celdas de su ejercicio (la prueba visible o la oculta).
+
+El cuaderno lleva el código de los módulos de referencia que el núcleo no tiene y el del
+catálogo, porque los mutantes heredan de la referencia: es un cuaderno del banco de
+pruebas, nunca de un estudiante.
+
+Uso: python bench/mutants_trusted.py [LAB ...] [--muestra N] [--procesos N]
+Sale con 1 si algún mutante no pierde puntos en su ejercicio.
+"""
+
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+
+from course import grading, labs, mistakes
+from course.argparse_es import ArgumentParser
+
+REFERENCE = Path(labs.__file__).resolve().parent / "reference"
+CATALOGUES = Path(mistakes.__file__).resolve().parent
+
+_INJECTION = """
+# --- mutante del catálogo (bench/mutants_trusted.py), no es código de un estudiante ---
+import sys as _sys
+import types as _types
+
+import course.reference as _reference
+
+
+def _module(_name, _source):
+    _new = _types.ModuleType(_name)
+    _sys.modules[_name] = _new
+    exec(compile(_source, _name, "exec"), _new.__dict__)
+    return _new
+
+
+for _name, _source in {modules!r}:
+    setattr(_reference, _name, _module("course.reference." + _name, _source))
+_catalogue = _module("course.mistakes.{catalogue}", {catalogue_source!r})
+{replaces} = _catalogue.{mutant}
+"""
+
+
+def hidden_references(lab: labs.Lab) -> list[str]:
+    """Los módulos de referencia que el núcleo aislado no tiene: los de ``lab`` y siguientes."""
+    order = list(labs.LABS)
+    return [m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference]
+
+
+def mutant_notebook(lab: labs.Lab, mistake: mistakes.Mistake) -> nbformat.NotebookNode:
+    """La solución de ``lab`` con ``mistake.replaces`` cambiado por el mutante tras su celda."""
+    notebook = nbformat.read(lab.source, 4)
+    modules = [(name, (REFERENCE / f"{name}.py").read_text()) for name in hidden_references(lab)]
+    catalogue = lab.reference[0]
+    injection = _INJECTION.format(
+        modules=modules,
+        catalogue=catalogue,
+        catalogue_source=(CATALOGUES / f"{catalogue}.py").read_text(),
+        replaces=mistake.replaces,
+        mutant=mistake.mutant.__name__,
+    )
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == mistake.exercise:
+            cell.source += "\n" + injection
+            return notebook
+    raise KeyError(f"{lab.id}: no hay celda «{mistake.exercise}»")
+
+
+def exercise_points(result: grading.LabResult, exercise: str) -> tuple[float, float]:
+    """Puntos obtenidos y posibles en las celdas de prueba de ``exercise``."""
+    cells = [c for c in result.cells if c.grade_id in (f"{exercise}_prueba", f"{exercise}_oculta")]
+    return sum(c.points or 0 for c in cells), sum(c.max_points for c in cells)
+
+
+def grade_mutant(lab_id: str, index: int, timeout: int | None = None) -> tuple[str, float, float]:
+    """Califica el mutante ``index`` del catálogo de ``lab_id``: (nombre, puntos, máximo)."""
+    lab = labs.get(lab_id)
+    mistake = mistakes.catalogue(lab_id)[index]
+    with tempfile.TemporaryDirectory(prefix="mutante-") as tmp:
+        path = Path(tmp) / f"{lab.id}.ipynb"
+        nbformat.write(mutant_notebook(lab, mistake), path)
+        result = grading.grade_notebook(path, lab, timeout=timeout)
+    got, most = exercise_points(result, mistake.exercise)
+    return f"{mistake.exercise}:{mistake.mutant.__name__}", got, most
+
+
+def sample(count: int, size: int | None) -> list[int]:
+    """``size`` índices repartidos por el catálogo (todos si ``size`` es ``None``)."""
+    if size is None or size >= count:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / max(1, size - 1)) for i in range(size)})
+
+
+def main() -> int:
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("labs", nargs="*", help="laboratorios (por omisión, todos con catálogo)")
+    parser.add_argument("--muestra", type=int, help="solo N mutantes de cada laboratorio")
+    parser.add_argument("--procesos", type=int, default=2, help="calificaciones a la vez")
+    parser.add_argument(
+        "--tiempo", type=int, help="segundos por celda (por omisión, los del curso)"
+    )
+    args = parser.parse_args()
+    chosen = args.labs or [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
+    for lab_id in chosen:
+        if lab_id not in labs.LABS or not mistakes.catalogue(lab_id):
+            parser.error(f"«{lab_id}» no es un laboratorio con catálogo de errores")
+    if (args.muestra is not None and args.muestra < 1) or args.procesos < 1:
+        parser.error("--muestra y --procesos deben ser al menos 1")
+    vacuous = 0
+    with ProcessPoolExecutor(args.procesos) as pool:
+        for lab_id in chosen:
+            indices = sample(len(mistakes.catalogue(lab_id)), args.muestra)
+            jobs = [pool.submit(grade_mutant, lab_id, i, args.tiempo) for i in indices]
+            graded = [job.result() for job in jobs]
+            kept = [(name, got, most) for name, got, most in graded if got >= most]
+            vacuous += len(kept)
+            print(f"{lab_id}: {len(graded)} mutantes, {len(graded) - len(kept)} pierden puntos")
+            for name, got, most in kept:
+                print(f"  NO pierde puntos: {name} ({got:g}/{most:g})")
+            sys.stdout.flush()
+    return 1 if vacuous else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
