@@ -1,6 +1,8 @@
 """El repositorio cumple lo que promete el README: instalación fijada y la misma orden de pruebas en CI."""
 
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -38,3 +40,9 @@ def test_every_course_package_is_declared_in_pyproject():
         for init in (REPO / "course").rglob("__init__.py")
     }
     assert found == declared
+
+
+def test_importing_the_course_skips_the_iri_grammar_that_costs_seconds():
+    code = "import course, nbformat, sys; print(bool(sys.modules.get('rfc3987_syntax')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
