@@ -42,6 +42,7 @@ from course.grading.sandbox import GIB, SandboxedKernelManager
 MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
 MAX_IMAGE_BYTES = 2_000_000  # imágenes (image/*) guardadas por celda: las figuras de la devolución
 CUT = "\n[… salida recortada: esta celda pasó de {:,} bytes de texto o {:,} de imágenes]\n"
+PROBE_S = 120  # la sonda importa torch en el núcleo: no depende del tiempo de una celda
 RECOVERY_S = 5  # espera tras una interrupción antes de dar el núcleo por perdido
 
 
@@ -94,9 +95,8 @@ class TrustedExecute(Execute):
             except Exception as error:  # el núcleo no arrancó: antes de cualquier celda
                 if self._probed:
                     raise
-                raise self._failure(
-                    f"el núcleo aislado no arrancó ({type(error).__name__}: {error})"
-                ) from error
+                started = f"el núcleo aislado no arrancó ({type(error).__name__}: {error})"
+                raise self._failure(kernel_view.explained(started)) from error
 
     def _failure(self, message: str) -> GradingFailure:
         """Anota el fallo del calificador para ``runner`` y lo devuelve para lanzarlo."""
@@ -112,12 +112,13 @@ class TrustedExecute(Execute):
         """
         self._probed = True
         try:
-            answer = run_sync(self._execute)(kernel_view.PROBE, self.timeout, True)
+            left = max(1, self._deadline - time.monotonic())
+            answer = run_sync(self._execute)(kernel_view.PROBE, min(PROBE_S, left), True)
         except KernelLost:
             answer = ""
         problem = kernel_view.problem(answer)
         if problem:
-            raise self._failure(problem)
+            raise self._failure(kernel_view.explained(problem))
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
