@@ -80,3 +80,11 @@ c.Autograde.autograde_preprocessors.append(SanitizeStudentHTML)
 c.HTMLExporter.preprocessors = [SanitizeStudentHTML]
 c.GenerateFeedback.exporter_class = FeedbackExporter
 # --- fin del bloque del HTML del estudiante -------------------------------------------
+
+# --- nbgrader collect (issue 20, punto 3) ---------------------------------------------
+# Lo que entra en submitted/ desde el intercambio: sin seguir enlaces simbólicos, sin
+# enlaces duros ni archivos especiales, y sin creer el nombre de la carpeta si su dueño es
+# otro estudiante (course/grading/collect.py). Si todos los estudiantes comparten usuario
+# del sistema, añade c.ExchangeCollect.check_owner = False.
+c.ExchangeFactory.collect = "course.grading.collect.SafeCollect"
+# --- fin de nbgrader collect ----------------------------------------------------------

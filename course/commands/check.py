@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from course import labs
-from course.text import shorten
+from course.text import printable, shorten
 
 
 def run(notebook: str, lab_id: str | None) -> int:
@@ -24,7 +24,7 @@ def run(notebook: str, lab_id: str | None) -> int:
     if reason:
         print(f"aviso: califico sin aislamiento ({reason}); {sandbox.RISK}.", file=sys.stderr)
     result = grading.grade_notebook(Path(notebook), lab, sandboxed=not reason)
-    print(report(result))
+    print(printable(report(result), multiline=True))
     return 0
 
 

@@ -11,6 +11,11 @@ el motivo en ``error``.
 Con ``--excel`` el CSV es para hojas de cálculo configuradas en español (Excel,
 LibreOffice Calc): punto y coma entre columnas, coma decimal y BOM UTF-8, que es lo que
 esperan para abrirlo en columnas y con los acentos bien.
+
+En los dos formatos, un texto que empieza por ``=``, ``+``, ``-``, ``@``, tabulador o
+retorno de carro lleva delante un apóstrofo: el identificador ``+A1+1`` o el mensaje de
+error de una entrega los escribe un estudiante, y una hoja de cálculo los abriría como
+fórmulas. Las columnas de puntos siguen siendo números.
 """
 
 import csv
@@ -22,9 +27,10 @@ from pathlib import Path
 from course import labs
 from course.grading import results
 from course.labs import CourseError
-from course.text import shorten
+from course.text import printable, shorten
 
 NUMBERS = ("raw_score", "late_submission_penalty", "score", "max_score")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 REASONS = {
     errno.ENOENT: "la carpeta no existe",
     errno.EACCES: "no tienes permiso para escribir ahí",
@@ -70,8 +76,9 @@ def rows(root: Path = labs.REPO) -> list[dict]:
         if result.error:
             found[(result.student, result.lab)] = {
                 **dict.fromkeys(COLUMNS, ""),
-                "assignment": result.lab, "student_id": result.student, "raw_score": 0,
-                "late_submission_penalty": 0, "score": 0, "max_score": 100,
+                "assignment": result.lab, "student_id": result.student,
+                "raw_score": _number(0), "late_submission_penalty": _number(0),
+                "score": _number(0), "max_score": _number(100),
                 "needs_manual_grade": 0, "error": shorten(result.error.splitlines()[0]),
             }  # fmt: skip
     return [found[key] for key in sorted(found)]
@@ -106,4 +113,14 @@ def _write(handle, table: list[dict], excel: bool = False) -> None:
         handle, fieldnames=COLUMNS, lineterminator="\n", delimiter=";" if excel else ","
     )
     writer.writeheader()
-    writer.writerows(table)
+    writer.writerows({k: v if k in NUMBERS else inert(v) for k, v in row.items()} for row in table)
+
+
+def inert(value):
+    """``value`` sin controles (:func:`course.text.printable`) y, si una hoja de cálculo lo
+    leería como fórmula, con un apóstrofo delante (``'+A1+1``), que la hoja muestra como
+    texto."""
+    if not isinstance(value, str):
+        return value
+    value = printable(value)  # sin secuencias de escape (``export -o -`` va al terminal)
+    return "'" + value if value.startswith(FORMULA_START) else value

@@ -21,7 +21,7 @@ from course import labs
 from course.grading import nbgrader_config, results
 from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test, offline_page
 from course.labs import CourseError
-from course.text import student_message
+from course.text import printable, student_message
 
 
 def run(
@@ -58,7 +58,9 @@ def _require_known(
         if student not in known:
             listed = ", ".join(known) if known else "ninguno (ejecuta antes python -m course grade)"
             raise CourseError(
-                f"Estudiante desconocido: «{student}». Estudiantes calificados: {listed}."
+                printable(
+                    f"Estudiante desconocido: «{student}». Estudiantes calificados: {listed}."
+                )
             )
 
 

@@ -488,7 +488,8 @@ def table(found: list[results.Result]) -> str:
     lab_ids = [lab for lab in labs.LABS if any(r.lab == lab for r in found)]
     students = sorted({r.student for r in found})
     cell = {(r.student, r.lab): r for r in found}
-    width = max([len("estudiante"), *map(len, students)])
+    names = {student: printable(student) for student in students}
+    width = max([len("estudiante"), *map(len, names.values())])
     lines = [f"{'estudiante':<{width}}  " + "  ".join(f"{lab:>16}" for lab in lab_ids)]
     for student in students:
         row = []
@@ -502,6 +503,6 @@ def table(found: list[results.Result]) -> str:
                 pending = "*" if result.auto_max < result.max_points else ""
                 text = f"{_points(result.auto_points)}/{_points(result.max_points)}{pending}"
             row.append(f"{text:>16}")
-        lines.append(f"{student:<{width}}  " + "  ".join(row))
+        lines.append(f"{names[student]:<{width}}  " + "  ".join(row))
     lines.append("(* con preguntas abiertas pendientes de corrección manual en Formgrader)")
     return "\n".join(lines)
