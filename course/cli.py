@@ -119,7 +119,7 @@ def _workflow_commands(commands) -> None:
     grade.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
     grade.add_argument(
         "--zip", action="append", metavar="ARCHIVO",
-        help="zip del aula virtual: <estudiante>/<lab>/<lab>.ipynb o <estudiante>_<lab>.ipynb",
+        help="zip del aula virtual, una carpeta por estudiante: <estudiante>/<lab>/<lab>.ipynb",
     )  # fmt: skip
     grade.add_argument(
         "--jobs", type=int, metavar="N", help="procesos en paralelo (por omisión, los núcleos)"
