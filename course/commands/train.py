@@ -8,14 +8,16 @@ El paquete del estudiante no la lleva (es la solución del laboratorio 7): ahí,
 ``--cuaderno``, se usan las funciones del cuaderno del estudiante (:data:`FUNCTIONS`).
 """
 
+import ast
 import dataclasses
 from pathlib import Path
 
+from course import labs
 from course.config import PRESETS, TrainConfig
 from course.labs import CourseError
 
 DEFAULT_OUT = Path("runs")
-NOTEBOOK = Path("trabajo") / "07_multi30k" / "07_multi30k.ipynb"
+NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de «empezar»
 # Celdas del cuaderno 07 que se ejecutan para tener train_step y evaluate: las
 # importaciones y todas las respuestas (una respuesta puede usar otra, p. ej. las máscaras).
 SETUP_CELL = "preparacion"
@@ -70,7 +72,7 @@ def describe(cfg: TrainConfig) -> str:
     minutes = f"{cfg.max_minutes:g}".replace(".", ",") if cfg.max_minutes else ""
     cap = f"tope de {minutes} min" if minutes else "sin tope"
     return (
-        f"Receta «{cfg.name}»: {cfg.epochs} épocas como máximo, {cap},"
+        f"Receta «{cfg.name}»: {cfg.epochs} época{'s' * (cfg.epochs != 1)} como máximo, {cap},"
         f" lotes de {cfg.max_tokens} tokens"
     )
 
@@ -96,19 +98,23 @@ def steps(notebook: str | None) -> tuple[dict, str | None]:
 
 
 def _from_notebook(path: Path) -> dict:
-    """Ejecuta las importaciones y las respuestas del cuaderno y devuelve sus funciones."""
+    """Ejecuta las importaciones y las respuestas del cuaderno y devuelve sus funciones.
+
+    De las demás celdas (demostraciones, pruebas, el propio entrenamiento) solo se ejecutan
+    sus ``import``: una respuesta puede usar lo que importó otra celda (``pad_sequence``).
+    """
     from course import notebooks
 
     namespace = {"__name__": "__cuaderno__"}
     for cell in notebooks.read(path).cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not (
-            meta.get("solution") or meta.get("grade_id") == SETUP_CELL
-        ):
+        if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
             continue
         name = meta.get("grade_id", "sin nombre")
+        whole = meta.get("solution") or name == SETUP_CELL
         try:
-            exec(compile(cell.source, f"<{path}: celda {name}>", "exec"), namespace)  # noqa: S102
+            code = cell.source if whole else _imports(cell.source)
+            exec(compile(code, f"<{path}: celda {name}>", "exec"), namespace)  # noqa: S102
         except Exception as error:  # noqa: BLE001 (cualquier fallo del código del estudiante)
             raise CourseError(
                 f"La celda «{name}» de tu cuaderno {path} falla al ejecutarla:"
@@ -118,3 +124,13 @@ def _from_notebook(path: Path) -> dict:
     if missing:
         raise CourseError(f"Tu cuaderno {path} no define {', '.join(missing)}.")
     return {name: namespace[name] for name in FUNCTIONS}
+
+
+def _imports(source: str) -> str:
+    """Solo los ``import`` de primer nivel de una celda (nada si no es Python válido)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    kept = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    return "\n".join(ast.unparse(node) for node in kept)
