@@ -322,3 +322,103 @@ def test_fused_kernels_compute_what_the_lab_modules_compute():
     assert {type(m).__name__ for m in patched} == {"MultiHeadAttention", "LayerNorm"}
     train_module.use_fused_kernels(fused, enabled=False)
     assert not [m for m in fused.modules() if "forward" in vars(m)]
+
+
+def _captured(monkeypatch) -> list:
+    """Sustituye el bucle por uno que anota la receta y las funciones que recibe."""
+    calls = []
+
+    def fake(cfg, out_dir, **kwargs):
+        calls.append((cfg, kwargs))
+        if "train_step" in kwargs:
+            kwargs["train_step"]()
+        return types.SimpleNamespace(bleu=None)
+
+    monkeypatch.setattr(train_module, "train", fake)
+    return calls
+
+
+def test_epochs_minutes_and_batch_size_override_the_recipe(monkeypatch, tmp_path, capsys):
+    calls = _captured(monkeypatch)
+    argv = ["train", "--preset", "corta", "--epocas", "2", "--minutos", "1.5", "--lote", "1024"]
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 0
+    [(cfg, kwargs)] = calls
+    assert (cfg.epochs, cfg.max_minutes, cfg.max_tokens) == (2, 1.5, 1024)
+    assert cfg == dataclasses.replace(PRESETS["corta"], epochs=2, max_minutes=1.5, max_tokens=1024)
+    assert kwargs == {"resume": False}  # con la referencia en el paquete, sus funciones
+    out = capsys.readouterr().out
+    assert "Receta «corta»: 2 épocas como máximo, tope de 1,5 min, lotes de 1024 tokens" in out
+
+
+def test_the_short_recipe_fits_in_three_minutes():
+    short = PRESETS["corta"]
+    assert short.max_minutes is not None and short.max_minutes <= 2.5
+    assert short.model_config(4000) == PRESETS["rapida"].model_config(4000)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--epocas", "0"], "argumento --epocas: debe ser mayor que cero, no 0"),
+        (["--minutos", "-1"], "argumento --minutos: debe ser mayor que cero, no -1"),
+        (["--lote", "mil"], "argumento --lote: «mil» no es un número entero"),
+    ],
+)
+def test_bad_overrides_are_refused_in_spanish(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", *argv])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def _lab7_notebook(path, step_body: str):
+    """Un cuaderno con la forma del 07: preparación, una demostración, respuestas y pruebas."""
+    import nbformat
+
+    def cell(source, **nbgrader):
+        made = nbformat.v4.new_code_cell(source)
+        if nbgrader:
+            made.metadata["nbgrader"] = nbgrader
+        return made
+
+    cells = [
+        cell("import math\nPAD = 0", grade_id="preparacion", solution=False, grade=False),
+        cell("from math import sqrt\n(OUT / 'demo').write_text('no')"),  # solo su import
+        cell("def collate(pairs, pad_idx):\n    return pairs", grade_id="ej1", solution=True),
+        cell(f"def train_step(*args):\n    {step_body}", grade_id="ej3", solution=True),
+        cell("def evaluate(m, b, p):\n    return (1.0, math.e)", grade_id="ej4", solution=True),
+        cell("def corpus_bleu(h, r):\n    return 1.0", grade_id="ej6", solution=True),
+        cell("raise SystemExit('prueba')", grade_id="ej3_prueba", grade=True, points=1),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+def test_train_takes_the_students_functions_from_the_notebook(monkeypatch, tmp_path, capsys):
+    calls = _captured(monkeypatch)
+    notebook = _lab7_notebook(tmp_path / "07.ipynb", "return sqrt(4.0)")
+    assert (
+        cli.main(["train", "--smoke", "--out", str(tmp_path / "r"), "--cuaderno", str(notebook)])
+        == 0
+    )
+    [(_, kwargs)] = calls
+    assert set(kwargs) == {"resume", "collate", "train_step", "evaluate", "corpus_bleu"}
+    assert kwargs["train_step"]() == 2.0 and kwargs["evaluate"](None, None, 0)[0] == 1.0
+    assert not (tmp_path / "demo").exists()  # de las demás celdas, solo los import
+    assert f"tus funciones de {notebook}" in capsys.readouterr().out
+
+
+def test_unfinished_exercises_or_no_notebook_are_explained_in_spanish(
+    monkeypatch, tmp_path, capsys
+):
+    from course.commands import train as command
+
+    _captured(monkeypatch)
+    notebook = _lab7_notebook(tmp_path / "07.ipynb", "raise NotImplementedError()")
+    assert cli.main(["train", "--smoke", "--out", str(tmp_path), "--cuaderno", str(notebook)]) == 2
+    err = capsys.readouterr().err
+    assert "aún tiene ejercicios sin hacer" in err and "Traceback" not in err
+    # El paquete del estudiante no trae la referencia: sin cuaderno, qué hacer.
+    monkeypatch.setattr(cli, "_present", lambda module: module != "reference.translation")
+    monkeypatch.setattr(command, "NOTEBOOK", tmp_path / "no-existe.ipynb")
+    assert cli.main(["train", "--smoke", "--out", str(tmp_path)]) == 2
+    assert "python -m course empezar 07_multi30k" in capsys.readouterr().err
