@@ -3,8 +3,10 @@
 Contiene, dentro de la carpeta ``transformer-es/``: los cuadernos de estudiante de los
 laboratorios hasta LAB incluido, el paquete ``course`` sin los módulos de referencia de
 LAB y de los siguientes (los anteriores se quedan, para que el laboratorio N+1 pueda
-apoyarse en un laboratorio N que funciona), ``requirements.txt``, ``pyproject.toml`` y
-un README corto en español. Nada de ``source/``, pruebas ni libro de notas.
+apoyarse en un laboratorio N que funciona) y sin el código de las funciones que resuelven
+sus ejercicios (como la copia que ve el núcleo al calificar), ``requirements.txt``, un
+``pyproject.toml`` con solo los paquetes que van y un README corto en español. Nada de
+``source/``, pruebas ni libro de notas.
 
 Los cuadernos se generan de nuevo desde ``source/`` (como ``python -m course build``),
 no se copian de ``release/``: si alguien probó un laboratorio en ``release/``, sus
@@ -44,6 +46,9 @@ python -m course jupyter-es      # JupyterLab en español
 python -m course doctor          # comprueba que todo está en orden
 ```
 
+`doctor` termina con «Todo en orden» solo si tus cuadernos encuentran el paquete del curso
+(lo instala la línea `-e .` de `requirements.txt`), los datos y los laboratorios.
+
 Sin GPU, instala antes la rueda de PyTorch para CPU (ocupa mucho menos):
 `pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu`.
 
@@ -63,6 +68,18 @@ pruebas ocultas, que no van en este paquete, y te devuelve un informe.
 Laboratorios incluidos:
 
 {table}
+{train}"""
+
+TRAIN = """
+En el laboratorio 7, `python -m course train` entrena el traductor fuera del cuaderno con
+tus funciones (`collate`, `train_step`, `evaluate` y `corpus_bleu` de
+`trabajo/07_multi30k/07_multi30k.ipynb`). Prueba primero la receta corta (unos 3 min en
+2 núcleos) y luego la del cuaderno:
+
+```bash
+python -m course train --preset corta    # ~3 min
+python -m course train --preset rapida   # ~10 min; --epocas N, --minutos M, --lote TOKENS
+```
 """
 
 
@@ -172,9 +189,11 @@ def readme(through: str) -> str:
     included = [labs.LABS[i] for i in order[: order.index(through) + 1]]
     present = [lab for lab in included if lab.release.exists()]
     table = "\n".join(f"- `{lab.id}`: {lab.title}" for lab in present)
+    train = TRAIN if any(lab.id in LAB_ONLY for lab in present) else ""
     return README.format(
-        first=present[0].id, last=through, table=table, torch=pins().get("torch", "")
-    )
+        first=present[0].id, last=through, table=table, torch=pins().get("torch", ""),
+        train=train,
+    )  # fmt: skip
 
 
 def run(through: str, output: str | None = None) -> int:
