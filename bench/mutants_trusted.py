@@ -102,6 +102,14 @@ def sample(count: int, size: int | None) -> list[int]:
     return sorted({round(i * (count - 1) / max(1, size - 1)) for i in range(size)})
 
 
+def one_thread() -> None:
+    """Un hilo de PyTorch en cada proceso de trabajo, como en ``grade``: el proceso nace de
+    ``fork`` y los hilos OpenMP del padre no se copian (la primera operación paralela esperaría)."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def main() -> int:
     parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labs", nargs="*", help="laboratorios (por omisión, todos con catálogo)")
@@ -118,7 +126,7 @@ def main() -> int:
     if (args.muestra is not None and args.muestra < 1) or args.procesos < 1:
         parser.error("--muestra y --procesos deben ser al menos 1")
     vacuous = 0
-    with ProcessPoolExecutor(args.procesos) as pool:
+    with ProcessPoolExecutor(args.procesos, initializer=one_thread) as pool:
         for lab_id in chosen:
             indices = sample(len(mistakes.catalogue(lab_id)), args.muestra)
             jobs = [pool.submit(grade_mutant, lab_id, i, args.tiempo) for i in indices]

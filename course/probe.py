@@ -1,5 +1,5 @@
 """Ayudas de las pruebas que necesitan ejecutar varias operaciones con el código del
-estudiante de una vez: gradientes, llamadas con semilla, el código fuente de una función.
+estudiante de una vez: gradientes, llamadas con semilla, pasos de un optimizador.
 
 En el cuaderno del estudiante se ejecutan tal cual. Al calificar, las pruebas corren en
 el proceso de calificación y el objeto del estudiante vive en su núcleo
@@ -9,7 +9,6 @@ solo vuelven sus resultados (tensores, números, textos).
 
 import functools
 import importlib
-import inspect
 import tempfile
 from pathlib import Path
 
@@ -59,15 +58,6 @@ def seeded(seed, function, *args, **kwargs):
     """``function(*args, **kwargs)`` justo después de ``torch.manual_seed(seed)``."""
     torch.manual_seed(seed)
     return _detached(function(*args, **kwargs))
-
-
-@remotable
-def source(function) -> str:
-    """El código fuente de ``function`` (vacío si no se puede leer)."""
-    try:
-        return inspect.getsource(function)
-    except (OSError, TypeError):
-        return ""
 
 
 @remotable
