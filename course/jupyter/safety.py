@@ -36,6 +36,8 @@ from course.grading.sanitize import SanitizeStudentHTML
 MARKER = secrets.token_urlsafe(16)  # el mismo largo que cada nonce: Content-Length vale
 CDN_MATHJAX = re.compile(r"https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^\"']+")
 MATHJAX_CONFIG = "?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# jupyter-server-mathjax trae solo las fuentes STIX-Web (como usaba el Notebook clásico).
+MATHJAX_FONTS = 'MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], webFont: "STIX-Web"}});\n'
 HANDLER = re.compile(r"\son[a-z]+=\"([^\"{}]*)\"")
 # Plantillas de nbconvert que dibujan la página de calificación y no llevan nada del
 # cuaderno dentro de un <script> (la base «classic», que sí, queda fuera).
@@ -55,8 +57,11 @@ class NonceLoader(BaseLoader):
         source, filename, uptodate = self.loader.get_source(environment, template)
         if not self.trusted(filename or template):
             return source, filename, uptodate
-        if self.mathjax_url:
+        if self.mathjax_url and CDN_MATHJAX.search(source):
             source = CDN_MATHJAX.sub(self.mathjax_url + MATHJAX_CONFIG, source)
+            source = source.replace(
+                "init_mathjax = function", MATHJAX_FONTS + "init_mathjax = function"
+            )
         self.hashes.update(_digest(code) for code in HANDLER.findall(source))
         source = re.sub(r"<script\b", f'<script nonce="{MARKER}"', source)
         return source, filename, uptodate
@@ -71,6 +76,7 @@ def policy(nonce: str, hashes: set, sandbox: bool) -> str:
     handlers = " 'unsafe-hashes' " + " ".join(sorted(hashes)) if hashes else ""
     rules = [
         "default-src 'none'",
+        # MathJax 2 evalúa su configuración (medido: sin 'unsafe-eval' no dibuja nada).
         f"script-src 'nonce-{nonce}' 'strict-dynamic' 'unsafe-eval'{handlers}",
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data:",
