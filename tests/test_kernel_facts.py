@@ -29,14 +29,16 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Un softmax sin cuidado con la fila sin posiciones permitidas: la salida es 0 (nan_to_num)
-# pero los gradientes de esa fila son NaN.
+# La máscara sumada como sesgo de -inf (el gradiente llega a todas las puntuaciones) y los NaN
+# de la fila sin posiciones permitidas quitados después: la salida es 0, pero los gradientes
+# de query y key son NaN.
 NAN_GRADIENTS = """
 def scaled_dot_product_attention(query, key, value, mask=None):
     scores = attention_scores(query, key)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
+        scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights = torch.where(torch.isnan(weights), torch.zeros_like(weights), weights)
     return weights @ value, weights
 """
 # Lab 5: un codificador que corta el grafo y un decodificador cuya primera capa es el prototipo.
@@ -91,11 +93,13 @@ def _grade(lab_id: str, additions: dict[str, str], folder: str) -> dict[str, flo
 
 
 def _full(lab_id: str) -> dict[str, float]:
+    """Puntos posibles de cada celda de prueba (las preguntas abiertas se corrigen a mano)."""
     notebook = nbformat.read(labs.get(lab_id).source, 4)
     return {
         meta["grade_id"]: float(meta["points"])
         for cell in notebook.cells
         if (meta := cell.metadata.get("nbgrader", {})).get("points") is not None
+        and not meta["grade_id"].startswith("pregunta")
     }
 
 
