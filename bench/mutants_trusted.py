@@ -14,7 +14,7 @@ catálogo, porque los mutantes heredan de la referencia: es un cuaderno del banc
 pruebas, nunca de un estudiante.
 
 Uso: python bench/mutants_trusted.py [LAB ...] [--muestra N] [--procesos N]
-Sale con 1 si algún mutante no pierde puntos en su ejercicio.
+Sale con 1 si algún mutante no pierde puntos en su ejercicio o no se pudo calificar.
 """
 
 import sys
@@ -130,12 +130,22 @@ def main() -> int:
         for lab_id in chosen:
             indices = sample(len(mistakes.catalogue(lab_id)), args.muestra)
             jobs = [pool.submit(grade_mutant, lab_id, i, args.tiempo) for i in indices]
-            graded = [job.result() for job in jobs]
+            graded, failed = [], []
+            for index, job in zip(indices, jobs, strict=True):
+                try:
+                    graded.append(job.result())
+                except Exception as error:  # noqa: BLE001 (un fallo del calificador no es un resultado)
+                    failed.append((index, str(error).splitlines()[-1][:300]))
             kept = [(name, got, most) for name, got, most in graded if got >= most]
-            vacuous += len(kept)
-            print(f"{lab_id}: {len(graded)} mutantes, {len(graded) - len(kept)} pierden puntos")
+            vacuous += len(kept) + len(failed)
+            print(
+                f"{lab_id}: {len(indices)} mutantes, {len(graded) - len(kept)} pierden puntos,"
+                f" {len(kept)} no, {len(failed)} sin calificar"
+            )
             for name, got, most in kept:
                 print(f"  NO pierde puntos: {name} ({got:g}/{most:g})")
+            for index, reason in failed:
+                print(f"  sin calificar: mutante {index} ({reason})")
             sys.stdout.flush()
     return 1 if vacuous else 0
 
