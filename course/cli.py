@@ -76,7 +76,8 @@ def _train_arguments(commands) -> None:
         "--cuaderno", metavar="CUADERNO",
         help="entrena con tus funciones del laboratorio 7 (collate, train_step, evaluate y"
         " corpus_bleu); en el paquete del estudiante, que no trae la solución, siempre, por"
-        " omisión de trabajo/07_multi30k/07_multi30k.ipynb",
+        " omisión de trabajo/07_multi30k/07_multi30k.ipynb. Ejecuta su código sin aislar:"
+        " solo con cuadernos de confianza, no con entregas",
     )  # fmt: skip
 
 
