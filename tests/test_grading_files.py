@@ -199,6 +199,33 @@ def test_a_linked_run_folder_is_not_followed(run_folder, tmp_path):
     assert not (tmp_path / "copia").exists()
 
 
+def test_a_hard_link_is_not_copied_nor_read(run_folder, tmp_path, alarm):
+    os.link(run_folder / "best.pt", run_folder / "average.pt")
+    notes = files.copy_regular_files(run_folder, tmp_path / "copia", ignore=("last.pt",))
+    assert (
+        "se omite «completa/average.pt»: es un enlace duro (el mismo archivo tiene 2 nombres)"
+        in notes
+    )
+    assert (
+        "se omite «completa/best.pt»: es un enlace duro (el mismo archivo tiene 2 nombres)" in notes
+    )
+    assert _everything(tmp_path / "copia") == ["decodificado/test.en"]
+    for name, reason in (("best.pt", "enlace duro"), ("cero.pt", "enlace simbólico"),
+                         ("tuberia", "no es un archivo normal")):  # fmt: skip
+        with pytest.raises(files.Refused, match=reason):
+            files.read_regular(run_folder / name, files.MIB)
+    assert files.read_regular(run_folder / "decodificado" / "test.en", 7) == b"A dog.\n"
+    with pytest.raises(files.Refused, match="ocupa más de"):
+        files.read_regular(run_folder / "decodificado" / "test.en", 6)
+
+
+def test_a_linked_folder_on_the_way_is_named(tmp_path):
+    (tmp_path / "real" / "b").mkdir(parents=True)
+    (tmp_path / "a").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert files.linked_folder(tmp_path, Path("a/b/c")) == "«a» es un enlace simbólico"
+    assert files.linked_folder(tmp_path, Path("real/b/c")) == ""
+
+
 def test_copying_stops_at_the_size_cap(tmp_path):
     run = tmp_path / "completa"
     run.mkdir()
