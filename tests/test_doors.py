@@ -5,9 +5,11 @@ Un curso temporal del laboratorio 1 con ``ana`` y ``victima`` (la solución: 80)
 (en blanco: 0) y tres entregas hostiles que con la ejecución de nbgrader de siempre
 ganaban puntos o dañaban a otros:
 
-- ``displayhook``: en blanco; tapa los errores de las pruebas (``sys.displayhook`` y los
-  mensajes del núcleo): con nbgrader sin sellar, todas las pruebas «pasaban»;
-- ``sql``: en blanco; pone a 0 con SQL las notas de ``gradebook.db`` (la de ``victima``);
+- ``displayhook``: en blanco; tapa los errores de las pruebas (``sys.displayhook``, los
+  mensajes del núcleo y cada celda siguiente envuelta en ``try``): con nbgrader sin
+  sellar, todas las pruebas «pasaban» (80/80);
+- ``sql``: en blanco; pone a 0 con SQL las notas de ``gradebook.db`` (sin sellar, la de
+  ``victima`` pasaba de 80 a 0);
 - ``lector``: en blanco; imprime las soluciones de ``source/``.
 
 Primero ``grade`` califica a todos; después ``nbgrader autograde`` (la orden, por
@@ -63,6 +65,11 @@ def send(stream, msg_or_type, content=None, *a, **k):
     return original(stream, msg_or_type, content, *a, **k)
 ip.kernel.session.send = send
 sys.displayhook = lambda valor: None
+def envuelve(lineas):
+    cuerpo = "".join(lineas).splitlines(True)
+    dentro = ["    " + linea if linea.strip() else linea for linea in cuerpo]
+    return ["try:\\n", *dentro, "\\nexcept BaseException:\\n    pass\\n"]
+ip.input_transformers_post.append(envuelve)
 """
 SQL = """
 for db in ["@ROOT@/gradebook.db", "../../../gradebook.db", "@REPO@/gradebook.db"]:
@@ -248,15 +255,14 @@ def test_grade_and_doctor_see_the_cause_before_grading(other_checkout):
     )  # fmt: skip
     assert done.returncode != 0
     assert "No califico ninguna entrega" in done.stderr + done.stdout
-    assert not (root / "autograded" / "ana").exists()
-    probe = subprocess.run(
-        [sys.executable, "-c", "from course.grading import kernel_view; print(kernel_view.check())"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    assert not results.path_for(root / "autograded", "ana", LAB.id).exists()
+    row = "from course.grading import kernel_view; print(kernel_view.doctor_check())"
+    doctor = subprocess.run(
+        [sys.executable, "-c", row], cwd=root, env=env, capture_output=True, text=True,
+        timeout=600,
     )  # fmt: skip
-    assert "no puede importar el paquete del curso" in probe.stdout
-    from course.grading import kernel_view
-
-    assert kernel_view.check() == ""  # la copia de trabajo sí se ve a sí misma
+    assert "(False, 'el núcleo aislado no puede importar el paquete del curso" in doctor.stdout
+    assert "pip install -e ." in doctor.stdout
 
 
 # --- límites del calificador ----------------------------------------------------------------
