@@ -1,0 +1,144 @@
+"""Nada de la copia de ``course`` que ve el núcleo resuelve un ejercicio (issue 20, punto 6).
+
+Al calificar el laboratorio L, el núcleo importa ``course`` de una copia
+(``course.grading.sandbox.course_copy``). Ninguna función de esa copia puede resolver un
+ejercicio de L ni de un laboratorio siguiente: ni las referencias (``course.reference``),
+ni una función del paquete que se llame como un ejercicio, ni las que lo resuelven con otro
+nombre (``course.decoding.bleu`` para el ``corpus_bleu`` del laboratorio 7).
+
+Los ejercicios se buscan aquí por su cuenta (las celdas de solución de cada cuaderno
+fuente) y los candidatos en el paquete instalado, módulo a módulo: así una función nueva del
+paquete con el nombre de un ejercicio hace fallar la prueba aunque nadie la anote.
+"""
+
+import ast
+import importlib
+import pkgutil
+import textwrap
+
+import nbformat
+import pytest
+
+import course
+from course import labs
+from course.grading import grade_notebook, sandbox
+
+ORDER = list(labs.LABS)
+# Soluciones con otro nombre: ejercicio -> expresión que lo resolvería con el paquete.
+KNOWN = {
+    "collate": ["course.data.batching.collate", "course.data.collate"],
+    "corpus_bleu": ["lambda h, r: course.decoding.bleu(h, r).score"],
+}
+needs_bwrap = pytest.mark.skipif(bool(sandbox.available()), reason=sandbox.available() or "")
+
+
+def _solution_names(lab_id: str) -> set[str]:
+    notebook = nbformat.read(labs.LABS[lab_id].source, as_version=4)
+    names = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            tree = ast.parse(cell.source)
+            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    return names
+
+
+def _later_names(lab_id: str) -> set[str]:
+    return set().union(*(_solution_names(i) for i in ORDER[ORDER.index(lab_id) :]))
+
+
+def _package_modules() -> list[str]:
+    """Módulos de ``course`` que el núcleo podría importar (sin la calificación ni los catálogos)."""
+    found = ["course"]
+    for info in pkgutil.walk_packages(course.__path__, "course."):
+        if info.name.split(".")[1] not in ("grading", "mistakes", "cli", "__main__", "commands"):
+            found.append(info.name)
+    return found
+
+
+def _candidates(lab_id: str) -> dict[str, list[str]]:
+    """Ejercicio -> expresiones del paquete instalado que podrían resolverlo."""
+    names = _later_names(lab_id)
+    found = {name: list(KNOWN.get(name, [])) for name in names}
+    for module_name in _package_modules():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in names:
+            if hasattr(module, name):
+                found[name].append(f"{module_name}.{name}")
+    return {name: paths for name, paths in found.items() if paths}
+
+
+@pytest.mark.parametrize("lab_id", ORDER)
+def test_the_copy_holds_no_answer(lab_id, tmp_path):
+    """Rápida: en la copia, cada función o clase con nombre de ejercicio (de L o siguientes)
+    o de :data:`KNOWN` es el sustituto que lanza ``NotImplementedError``; no hay referencias
+    de L ni siguientes."""
+    copy = sandbox.course_copy(labs.LABS[lab_id], tmp_path / "course")
+    forbidden = (
+        _later_names(lab_id) | {"bleu"} | {path.rsplit(".", 1)[1] for path in KNOWN["collate"]}
+    )
+    hidden = {m for i in ORDER[ORDER.index(lab_id) :] for m in labs.LABS[i].reference}
+    assert not [p for p in (copy / "reference").glob("*.py") if p.stem in hidden]
+    answers = []
+    for path in sorted(copy.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in forbidden:
+                stub = len(node.body) == 2 and isinstance(node.body[1], ast.Raise)
+                if not stub:
+                    answers.append(f"{path.relative_to(copy)}:{node.name}")
+    assert not answers, f"la copia del laboratorio {lab_id} resuelve ejercicios: {answers}"
+
+
+def test_known_answers_are_stubs_in_lab7_copy(tmp_path):
+    """``collate`` y ``bleu`` existen en la copia (el bucle de entrenamiento los nombra), sin código."""
+    copy = sandbox.course_copy(labs.LABS["07_multi30k"], tmp_path / "course")
+    for relative, name in [("data/batching.py", "collate"), ("decoding.py", "bleu")]:
+        text = (copy / relative).read_text(encoding="utf-8")
+        assert f"def {name}(*args, **kwargs):" in text
+        assert "sacrebleu.BLEU(lowercase=True)" not in text or name != "bleu"
+    assert "pad_sequence([s for s, _ in batch]" not in (copy / "data/batching.py").read_text()
+
+
+def _importing_notebook(lab_id: str, candidates: dict[str, list[str]]) -> nbformat.NotebookNode:
+    """El cuaderno fuente con cada celda de solución cambiada por importaciones del paquete."""
+    notebook = nbformat.read(labs.LABS[lab_id].source, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        names = [n.name for n in ast.parse(cell.source).body if hasattr(n, "name")]
+        lines = ["import importlib", "import course"]
+        for name in names:
+            for path in candidates.get(name, []):
+                if path.startswith("lambda"):
+                    expression = path
+                else:
+                    module, attribute = path.rsplit(".", 1)
+                    expression = f"getattr(importlib.import_module({module!r}), {attribute!r})"
+                lines.append(
+                    textwrap.dedent(f"""
+                    try:
+                        {name} = {expression}
+                    except Exception as error:
+                        print("no está:", {path!r}, type(error).__name__)
+                    """)
+                )
+        cell.source = "\n".join(lines)
+    return notebook
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", ORDER)
+def test_importing_from_the_package_earns_nothing(lab_id, tmp_path):
+    """Lenta: por laboratorio, un cuaderno cuyas respuestas importan cada candidato del paquete
+    (mismo nombre que un ejercicio de L o siguientes, las referencias y :data:`KNOWN`),
+    calificado por la puerta de verdad: 0 puntos automáticos."""
+    candidates = _candidates(lab_id)
+    assert candidates if lab_id == "07_multi30k" else True  # collate y corpus_bleu al menos
+    path = tmp_path / f"{lab_id}.ipynb"
+    nbformat.write(_importing_notebook(lab_id, candidates), path)
+    result = grade_notebook(path, labs.LABS[lab_id])
+    earned = [(c.grade_id, c.points) for c in result.cells if c.points]
+    assert result.auto_points == 0, f"{lab_id}: importar del paquete da puntos: {earned}"
