@@ -44,11 +44,21 @@ _sonda_curso()
 del _sonda_curso
 """
 FILES = ("__init__.py", "grading/agent.py")
-FIX = (
-    "Es un fallo del entorno del calificador, no de la entrega: no se ha puesto ninguna"
-    " nota. Con el entorno virtual activado, ejecuta «pip install -e .» en la carpeta del"
-    " curso ({folder}), comprueba con «python -m course doctor» y vuelve a calificar."
-)
+NOT_GRADED = "Es un fallo del entorno del calificador, no de la entrega: no se ha puesto nota."
+
+
+def advice() -> str:
+    """Qué hacer cuando el núcleo no ve el paquete del calificador."""
+    return (
+        "con el entorno virtual activado, ejecuta «pip install -e .» en la carpeta del curso"
+        f" ({Path(course.__file__).parent.absolute().parent}), comprueba con «python -m course"
+        " doctor» y vuelve a calificar"
+    )
+
+
+def explained(found: str) -> str:
+    """El problema de :func:`problem` con lo que significa para la nota y qué hacer."""
+    return f"{found}. {NOT_GRADED} Arreglo: {advice()}."
 
 
 class GradingFailure(CourseError):
@@ -63,27 +73,24 @@ def expected() -> dict:
 
 
 def problem(answer: str) -> str:
-    """``""`` si la sonda dice que el núcleo ve el mismo paquete; si no, qué falla y qué hacer."""
+    """``""`` si la sonda dice que el núcleo ve el mismo paquete; si no, qué falla."""
     mine = expected()
-    fix = FIX.format(folder=Path(mine["folder"]).parent)
     try:
         reply = json.loads(answer)
     except ValueError:
-        return f"el núcleo aislado no contestó a la sonda del calificador. {fix}"
+        return "el núcleo aislado no contestó a la sonda del calificador"
     if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
-        return f"el núcleo aislado contestó algo inesperado a la sonda del calificador. {fix}"
+        return "el núcleo aislado contestó algo inesperado a la sonda del calificador"
     if "error" in reply:
         ename, evalue = (list(reply["error"]) + ["", ""])[:2]
-        return (
-            f"el núcleo aislado no puede importar el paquete del curso ({ename}: {evalue}). {fix}"
-        )
+        return f"el núcleo aislado no puede importar el paquete del curso ({ename}: {evalue})"
     seen = reply["ok"] if isinstance(reply["ok"], dict) else {}
     hashes = seen.get("hashes") if isinstance(seen.get("hashes"), dict) else {}
     found = {name.replace("\\", "/"): value for name, value in hashes.items()}
     if seen.get("folder") != mine["folder"] or found != mine["hashes"]:
         return (
             f"el núcleo aislado importa otra copia del curso ({seen.get('folder')!s:.200}) que"
-            f" el calificador ({mine['folder']}). {fix}"
+            f" el calificador ({mine['folder']})"
         )
     return ""
 
@@ -105,8 +112,7 @@ def check(timeout: float = 120) -> str:
         try:
             answer = asyncio.run(_ask(box, Path(runtime), timeout))
         except Exception as error:  # noqa: BLE001 (cualquier fallo al arrancar el núcleo)
-            fix = FIX.format(folder=Path(expected()["folder"]).parent)
-            return f"el núcleo aislado no arranca ({type(error).__name__}: {error}). {fix}"
+            return f"el núcleo aislado no arranca ({type(error).__name__}: {error})"
     return problem(answer)
 
 
@@ -145,11 +151,21 @@ async def _ask(box, runtime: Path, timeout: float) -> str:
         await manager.shutdown_kernel(now=True)
 
 
+_VERIFIED: list[bool] = []  # ya comprobado en este proceso (varios ``grade`` seguidos)
+
+
 def require() -> None:
-    """Al empezar ``grade``: si el núcleo aislado no ve este ``course``, no se califica a nadie."""
+    """Al empezar ``grade``: si el núcleo aislado no ve este ``course``, no se califica a nadie.
+
+    Un resultado bueno vale para el resto del proceso (el entorno virtual no cambia mientras
+    tanto); además, cada entrega repite la sonda en su propio núcleo (``execute``).
+    """
+    if _VERIFIED:
+        return
     found = check()
     if found:
-        raise CourseError(f"No califico ninguna entrega: {found}")
+        raise CourseError(f"No califico ninguna entrega: {explained(found)}")
+    _VERIFIED.append(True)
 
 
 def doctor_check() -> tuple[bool, str, str]:
@@ -160,5 +176,5 @@ def doctor_check() -> tuple[bool, str, str]:
         return True, "núcleo aislado: sin bubblewrap no se puede comprobar", ""
     found = check()
     if found:
-        return False, f"núcleo aislado: {found.split('. ')[0]}", found.split(". ", 1)[-1]
+        return False, found, advice()
     return True, "el núcleo aislado importa el mismo paquete «course» que el calificador", ""
