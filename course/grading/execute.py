@@ -35,7 +35,7 @@ from course import hints
 from course.grading import kernel_view
 from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
-from course.grading.limits import GraderTimeout, TestClock, memory_cap, private_tempdir
+from course.grading.limits import GraderClock, GraderTimeout, memory_cap, private_tempdir
 from course.grading.remote import Channel, StudentError, bind_names
 from course.grading.sandbox import GIB, SandboxedKernelManager
 
@@ -80,7 +80,7 @@ class TrustedExecute(Execute):
         self._output_cut: set[int] = set()
         self._replay: list[str] = []
         self._namespace: dict = {}
-        self._clock = TestClock()
+        self._clock = GraderClock()
         scratch = contextlib.nullcontext()
         if self.scratch:
             scratch = private_tempdir(Path(self.scratch))

@@ -5,7 +5,7 @@ que controla el estudiante: un punto de control que nunca emite ``<eos>`` con un
 ``max_len`` enorme tendría ocupado al calificador sin fin, y la clase se quedaría sin
 notas. Por eso:
 
-- :class:`TestClock`: cada celda de prueba tiene el tiempo de una celda (``SIGALRM``); el
+- :class:`GraderClock`: cada celda de prueba tiene el tiempo de una celda (``SIGALRM``); el
   tiempo que espera al núcleo no cuenta (esas esperas tienen su propio tope);
 - :func:`memory_cap`: un tope de memoria virtual (``RLIMIT_AS``) para el proceso de
   calificación mientras califica un cuaderno;
@@ -30,7 +30,7 @@ class GraderTimeout(BaseException):
     """
 
 
-class TestClock:
+class GraderClock:
     """Tiempo de las celdas de prueba en el calificador, con ``setitimer`` (hilo principal).
 
     Fuera del hilo principal no hay señales: el reloj no limita (la puerta de nbgrader
