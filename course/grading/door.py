@@ -83,6 +83,8 @@ class SealedAutograde(NbGraderPreprocessor):
                 f" {student} · {lab.id}. Instala bubblewrap y califica con «{SAFE}»"
                 " (comprueba el entorno con «python -m course doctor»)."
             )
+        # Se califica el archivo entregado, como grade; ``nb`` (la copia saneada por
+        # nbgrader) se sustituye por el cuaderno calificado.
         coursedir = self._coursedir()
         folder = Path(coursedir.format_path(coursedir.submitted_directory, student, lab.id))
         graded, result = grade_elsewhere(folder / f"{notebook}.ipynb", lab, student)
