@@ -18,8 +18,8 @@ from course.labs import CourseError
 
 DEFAULT_OUT = Path("runs")
 NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de «empezar»
-# Celdas del cuaderno 07 que se ejecutan para tener train_step y evaluate: las
-# importaciones y todas las respuestas (una respuesta puede usar otra, p. ej. las máscaras).
+# Del cuaderno 07 se ejecutan enteras esta celda (importaciones) y las de respuesta (una
+# respuesta puede usar otra, p. ej. las máscaras); de las demás, solo sus import.
 SETUP_CELL = "preparacion"
 # Lo que se toma del cuaderno: el paquete del estudiante no lleva la referencia del
 # laboratorio 7, y sus course.data.collate y course.decoding.bleu no tienen código.
@@ -57,8 +57,8 @@ def run(
 
 
 def recipe(preset: str, smoke: bool, overrides: dict) -> TrainConfig:
-    """La receta ``preset`` (o la de humo) con los cambios de la línea de órdenes; el
-    nombre (y la carpeta de resultados por omisión) dice que no es la receta tal cual."""
+    """La receta ``preset`` (o la de humo, llamada ``smoke-<preset>``) con los cambios de
+    la línea de órdenes (``--epocas``, ``--minutos``, ``--lote``)."""
     cfg = PRESETS["smoke" if smoke else preset]
     if smoke and preset != "smoke":
         cfg = dataclasses.replace(cfg, name=f"smoke-{preset}")
