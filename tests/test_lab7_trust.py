@@ -203,7 +203,10 @@ def test_never_ending_checkpoint_is_bounded_and_mutants_lose_their_points(honest
     (run_dir / "historial.json").write_text(json.dumps(history | {"max_len": 10**8}))
     cells, printed = _grade(folder, tmp_path)
     ej7 = cells["ej7_archivo_oculta"]
-    assert ej7.points == 0 and "no es la salida de ese modelo" in ej7.message, ej7
+    # Acotado: 32 líneas de 64 tokens como mucho; con la máquina muy cargada, el tope de
+    # tiempo del calificador la corta antes. En los dos casos, 0 puntos y el resto se califica.
+    assert ej7.points == 0, ej7
+    assert "no es la salida de ese modelo" in ej7.message or "TiempoAgotado" in ej7.message, ej7
     _assert_q4_zero(printed)
     assert cells["ej3_paso_oculta"].points == 0, cells["ej3_paso_oculta"]
     assert cells["ej4_evaluacion_oculta"].points == 0, cells["ej4_evaluacion_oculta"]
@@ -221,5 +224,5 @@ def test_forged_history_and_metrics_change_nothing(honest, tmp_path):
     assert all(
         c.points == c.max_points for c in cells.values() if c.max_points and c.points is not None
     )
-    assert "(64/64 líneas elegidas al azar y reproducidas)" in printed, printed
+    assert "(32/32 líneas elegidas al azar y reproducidas)" in printed, printed
     assert "pregunta 4: 0 de 6 puntos" in printed  # el BLEU de las retraducciones, no el 99
