@@ -132,9 +132,10 @@ PRESETS: dict[str, TrainConfig] = {
         _CPU, name="rapida", dropout=0.0, epochs=8, lr=3e-3, warmup_steps=150, max_minutes=10.5
     ),
     # CPU (2 núcleos), para probar antes de la rapida: ~3 min para la orden entera. La receta
-    # rapida con un tope de 2,5 min (el coseno termina al agotarse) y 3 épocas como máximo
+    # rapida con 2 épocas (~75 s cada una con los 2 núcleos libres, según la estimación de
+    # la rapida en docs/benchmarks.md) y un tope de 3 min por si la máquina va más lenta
     "corta": dataclasses.replace(
-        _CPU, name="corta", dropout=0.0, epochs=3, lr=3e-3, warmup_steps=150, max_minutes=2.5
+        _CPU, name="corta", dropout=0.0, epochs=2, lr=3e-3, warmup_steps=150, max_minutes=3.0
     ),
     # prueba de humo: pocos pasos con unos cientos de frases, segundos
     "smoke": TrainConfig(

@@ -352,7 +352,7 @@ def test_epochs_minutes_and_batch_size_override_the_recipe(monkeypatch, tmp_path
 
 def test_the_short_recipe_fits_in_three_minutes():
     short = PRESETS["corta"]
-    assert short.max_minutes is not None and short.max_minutes <= 2.5
+    assert short.max_minutes is not None and short.max_minutes <= 3
     assert short.model_config(4000) == PRESETS["rapida"].model_config(4000)
 
 
