@@ -88,13 +88,18 @@ def address_space() -> int:
 def memory_cap(extra: int):
     """Como mucho ``extra`` bytes más de memoria virtual que ahora, dentro del bloque.
 
-    Solo se baja el límite blando, que se restaura al salir. Con ``extra <= 0`` no se toca.
+    Solo se baja el límite blando, que se restaura al salir. Con ``extra <= 0``, o sin
+    ``/proc`` (fuera de Linux, donde tampoco hay bubblewrap), no se toca.
     """
-    if extra <= 0:
+    try:
+        used = address_space()
+    except OSError:
+        used = None
+    if extra <= 0 or used is None:
         yield
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = address_space() + extra
+    cap = used + extra
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     if soft != resource.RLIM_INFINITY:
