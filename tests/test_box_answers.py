@@ -142,3 +142,84 @@ def test_importing_from_the_package_earns_nothing(lab_id, tmp_path):
     result = grade_notebook(path, labs.LABS[lab_id])
     earned = [(c.grade_id, c.points) for c in result.cells if c.points]
     assert result.auto_points == 0, f"{lab_id}: importar del paquete da puntos: {earned}"
+
+
+@pytest.mark.slow
+def test_training_uses_the_notebook_collate_and_bleu_in_the_lab7_copy(tmp_path):
+    """Lenta (entrena, ~30 s): la prueba rápida de entrenamiento del cuaderno 07 funciona con la copia de
+    ``course`` del núcleo (sin ``collate`` ni ``bleu``) porque usa las funciones del cuaderno."""
+    import subprocess
+    import sys
+
+    copy = sandbox.course_copy(labs.LABS["07_multi30k"], tmp_path / "box" / "course")
+    script = textwrap.dedent("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import sacrebleu
+        from torch.nn.utils.rnn import pad_sequence
+        import course
+        assert course.__file__.startswith(sys.argv[1]), course.__file__
+        from course import data, decoding
+        from course.config import PRESETS
+        import math
+        import torch.nn.functional as F
+        from course.reference.model import make_src_mask, make_tgt_mask  # laboratorio 6: está
+        from course.train import train
+        calls = {"collate": 0, "bleu": 0}
+
+        def collate(pairs, pad_idx):
+            calls["collate"] += 1
+            src = pad_sequence([s for s, _ in pairs], batch_first=True, padding_value=pad_idx)
+            tgt = pad_sequence([t for _, t in pairs], batch_first=True, padding_value=pad_idx)
+            return src, tgt[:, :-1], tgt[:, 1:]
+
+        def train_step(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm):
+            model.train()
+            src, tgt_in, tgt_out = batch
+            logits = model(src, tgt_in, make_src_mask(src, pad_idx), make_tgt_mask(tgt_in, pad_idx))
+            loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_idx)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            return loss.item()
+
+        def evaluate(model, batches, pad_idx):
+            return 1.0, math.e
+
+        def corpus_bleu(hypotheses, references):
+            calls["bleu"] += 1
+            return sacrebleu.corpus_bleu(hypotheses, [references]).score
+
+        for stub in (lambda: data.collate([], 0), lambda: decoding.bleu([], [])):
+            try:
+                stub()
+                raise SystemExit("la copia resuelve el ejercicio")
+            except NotImplementedError:
+                pass
+        sums = data.synthetic_corpus(sys.argv[2], n=120)
+        import dataclasses
+        cfg = dataclasses.replace(PRESETS["smoke"], vocab_size=200, max_test_pairs=4, epochs=1)
+        result = train(cfg, sys.argv[3], data_dir=sys.argv[2], sums=sums, progress=False,
+                       log=lambda _: None, collate=collate, corpus_bleu=corpus_bleu,
+                       train_step=train_step, evaluate=evaluate)
+        print(json.dumps(calls | {"score": result.bleu.score}))
+    """)
+    env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            str(copy.parent),
+            str(tmp_path / "toy"),
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    calls = __import__("json").loads(run.stdout.strip().splitlines()[-1])
+    assert calls["collate"] > 0 and calls["bleu"] == 2, calls
