@@ -272,7 +272,7 @@ def _offline_page(browser, allowed: str):
     """Una página sin red (solo URL que empiezan por ``allowed``) que anota lo que pasa."""
     context = browser.new_context()
     context.set_default_timeout(60_000)
-    seen = {"requests": [], "blocked": [], "dialogs": []}
+    seen = {"requests": [], "blocked": [], "dialogs": [], "violations": []}
 
     def route(route):
         if route.request.url.startswith(allowed):
@@ -283,8 +283,18 @@ def _offline_page(browser, allowed: str):
             route.abort()
 
     context.route("**/*", route)
+    context.add_init_script(  # lo que la CSP bloquea, para ver que Formgrader no lo necesita
+        "document.addEventListener('securitypolicyviolation', event => console.log("
+        "'CSP ' + event.violatedDirective + ' ' + event.blockedURI))"
+    )
     page = context.new_page()
     page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
+    page.on(
+        "console",
+        lambda message: (
+            message.text.startswith("CSP script") and seen["violations"].append(message.text)
+        ),
+    )
     return page, seen
 
 
@@ -306,8 +316,9 @@ def test_hostile_submission_runs_nothing_in_formgrader(graded_course, formgrader
     assert _active(_shown_html(nbformat.read(stored, 4))) == []  # limpio ya al calificar
     before = _grades(graded_course)
     page, seen = _offline_page(browser, base)
+    page.goto(f"{base}/api/status?token={token}")  # la cookie de sesión, como tras entrar
     url = f"{base}/formgrader/submissions/{_submission_id(graded_course, 'mallory')}/"
-    response = page.goto(f"{url}?token={token}")
+    response = page.goto(url)
     policy = response.headers["content-security-policy"]
     assert "'nonce-" in policy and "'unsafe-inline'" not in policy.split("style-src")[0]
     page.wait_for_selector(".nbgrader_cell .score")
@@ -320,6 +331,16 @@ def test_hostile_submission_runs_nothing_in_formgrader(graded_course, formgrader
     writes = [request for request in seen["requests"] if request[0] not in ("GET", "HEAD")]
     assert writes == [], writes
     assert _grades(graded_course) == before
+    # Con la CSP, Formgrader sigue funcionando: el profesor pone una nota y abre un diálogo.
+    score = page.locator("input.score").first
+    score.fill("1")
+    score.press("Tab")
+    page.wait_for_timeout(1500)
+    assert [method for method, _ in seen["requests"] if method != "GET"] == ["PUT"]
+    page.goto(f"{base}/formgrader/manage_assignments")
+    page.locator("a[onclick*=createAssignmentModal]").click()
+    page.wait_for_selector(".modal-dialog")
+    assert seen["violations"] == []  # con el HTML ya limpio, nada que bloquear
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ CDN_MATHJAX = re.compile(r"https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^\"
 MATHJAX_CONFIG = "?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 # jupyter-server-mathjax trae solo las fuentes STIX-Web (como usaba el Notebook clásico).
 MATHJAX_FONTS = 'MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], webFont: "STIX-Web"}});\n'
-HANDLER = re.compile(r"\son[a-z]+=\"([^\"{}]*)\"")
+HANDLER = re.compile(r"\son[a-z]+=\"([^\"{}]*)\"", re.IGNORECASE)
 # Plantillas de nbconvert que dibujan la página de calificación y no llevan nada del
 # cuaderno dentro de un <script> (la base «classic», que sí, queda fuera).
 TRUSTED_NBCONVERT = ("formgrade/index.html.j2", "formgrade_macros.html.j2", "mathjax.html.j2")
