@@ -27,6 +27,8 @@ var _JUPYTERLAB;
   const TEXTS = {texts};
   const PREFIXES = {prefixes};
   const FILE_TYPES = {file_types};
+  const OUTPUTS = {outputs};
+  const ENDINGS = {endings};
 {plugin}
   return {{
     init: function () {{ return Promise.resolve(); }},
@@ -51,6 +53,8 @@ def files() -> dict[str, str]:
         texts=json.dumps(strings["texts"], ensure_ascii=False, indent=2, sort_keys=True),
         prefixes=json.dumps(strings["prefixes"], ensure_ascii=False, sort_keys=True),
         file_types=json.dumps(strings["fileTypes"], ensure_ascii=False, sort_keys=True),
+        outputs=json.dumps(strings["outputs"], ensure_ascii=False, sort_keys=True),
+        endings=json.dumps(strings["endings"], ensure_ascii=False, sort_keys=True),
         plugin="\n".join("  " + line if line else "" for line in plugin.splitlines()),
     )
     entry = f"static/remoteEntry.{hashlib.sha256(code.encode()).hexdigest()[:20]}.js"

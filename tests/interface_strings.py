@@ -100,6 +100,30 @@ def nbgrader_strings() -> frozenset[str]:
     return frozenset(found)
 
 
+@cache
+def formgrader_strings() -> frozenset[str]:
+    """Los textos de Formgrader: sus plantillas y su JavaScript (no usan traductor)."""
+    import nbgrader
+
+    folder = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    found = set()
+    for path in [*folder.rglob("*.js"), *folder.rglob("*.tpl"), *folder.rglob("*.j2")]:
+        if "node_modules" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found |= {_text(literal) for literal in re.findall(_LITERAL, text)}
+        found |= set(re.findall(r">([^<>{}]+)<", text))
+    return frozenset(found)
+
+
+# Palabras inglesas que la interfaz muestra sin que estén en esos textos: nombres de
+# idioma, valores que llegan del servidor (None) y las tablas de DataTables.
+EXTRA_WORDS = frozenset(
+    "english spanish spain none search matching records found entries showing data table"
+    " available response provide did".split()
+)
+
+
 def words(text: str) -> set[str]:
     return {word.lower() for word in re.findall(r"[A-Za-zÀ-ÿ]{2,}", text)}
 
@@ -108,6 +132,6 @@ def words(text: str) -> set[str]:
 def english_words() -> frozenset[str]:
     """Palabras de los textos en inglés de la interfaz."""
     found = set()
-    for text in source_strings() | nbgrader_strings():
+    for text in source_strings() | nbgrader_strings() | formgrader_strings():
         found |= words(text.split("\x04")[-1])
-    return frozenset(found)
+    return frozenset(found | EXTRA_WORDS)

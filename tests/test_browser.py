@@ -50,7 +50,29 @@ def _get(url: str) -> dict:
         return json.loads(response.read())
 
 
-def _warm(url: str) -> None:
+def _grade_one_submission(root: Path) -> subprocess.Popen:
+    """Califica con ``course grade`` una entrega del laboratorio 1 (el cuaderno publicado,
+    sin hacer), para que Formgrader tenga una página de calificación manual.
+
+    Es un cuaderno del propio curso, de confianza: sin bubblewrap se califica sin aislar.
+    """
+    submitted = root / "submitted" / "alumna" / LAB.id
+    submitted.mkdir(parents=True)
+    shutil.copy(root / NOTEBOOK, submitted / f"{LAB.id}.ipynb")
+    code = (
+        "import sys; from pathlib import Path; from course.commands import grade;"
+        " from course.grading import sandbox;"
+        f" sys.exit(grade.run(root=Path({str(root)!r}), lab_ids=[{LAB.id!r}], jobs=1,"
+        " progress=False, sandboxed=not sandbox.available()))"
+    )
+    log = open(root / "calificar.log", "w")  # noqa: SIM115 (el proceso hijo lo hereda)
+    return subprocess.Popen(
+        [sys.executable, "-c", code], cwd=root, stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def _warm(url: str, grading: subprocess.Popen) -> None:
+    grading.wait()
     try:
         urllib.request.urlopen(url, timeout=60).close()
     except OSError:
@@ -71,8 +93,8 @@ def server(tmp_path_factory):
     (root / "nbgrader_config.py").write_text(
         config + f"\nc.Exchange.root = {str(root / 'intercambio')!r}\n"
     )
-    if not jupyter_es.is_spanish():
-        jupyter_es.run()  # el paso de puesta en marcha del README; idempotente
+    assert jupyter_es.run() == 0  # el paso de puesta en marcha del README; idempotente
+    grading = _grade_one_submission(root)  # en paralelo con el arranque de JupyterLab
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -102,12 +124,17 @@ def server(tmp_path_factory):
                     )
                 time.sleep(0.3)
         # Formgrader crea su libro de notas en la primera petición: que empiece ya, en paralelo.
+        # Después de calificar: los dos escriben en gradebook.db.
         warm = threading.Thread(
-            target=_warm, args=(f"{base}/formgrader/api/assignments?token={token}",), daemon=True
+            target=_warm,
+            args=(f"{base}/formgrader/api/assignments?token={token}", grading),
+            daemon=True,
         )
         warm.start()
-        yield base, token, root
+        yield base, token, root, grading
     finally:
+        if grading.poll() is None:
+            grading.kill()
         try:  # cierra los núcleos de la prueba y después el servidor
             for session in _get(f"{base}/api/sessions?token={token}"):
                 request = urllib.request.Request(
@@ -157,7 +184,7 @@ def _fill(page, index: int, code: str) -> None:
 
 
 def test_student_runs_fails_fixes_and_passes_then_formgrader_lists_labs(server, page, tmp_path):
-    base, token, root = server
+    base, token, root, _ = server
     notebook = nbformat.read(root / NOTEBOOK, 4)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
     answer, test = ids.index("ej1_puntuaciones"), ids.index("ej1_puntuaciones_prueba")
@@ -219,20 +246,26 @@ COLLECT = r"""(root) => {
     ".jp-RunningSessions-itemLabel", ".jp-TableOfContents-content", ".jp-InputPrompt",
     ".jp-OutputPrompt", "script", "style",
     ".lm-Menu-item[data-command='fileeditor:change-language']",
+    ".rendered_html", ".input_area", ".output_wrapper", ".prompt", "pre",
   ].join(", ");
+  // Una etiqueta de menú con la letra de acceso subrayada son dos textos: se lee entera.
+  const whole = ".lm-Menu-itemLabel, .lm-MenuBar-itemLabel";
   const seen = [];
   const visible = (el) => el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
   const roots = typeof root === "string" ? [...document.querySelectorAll(root)] : [document.body];
   for (const top of roots) {
     const walker = document.createTreeWalker(top, NodeFilter.SHOW_TEXT);
     while (walker.nextNode()) {
-      const text = walker.currentNode.textContent.replace(/\s+/g, " ").trim();
       const el = walker.currentNode.parentElement;
+      const node = (el && el.closest(whole)) || walker.currentNode;
+      const text = node.textContent.replace(/\s+/g, " ").trim();
       if (text && el && !el.closest(skip) && visible(el)) seen.push(text);
     }
-    for (const el of [top, ...top.querySelectorAll("[title], [placeholder], option")]) {
+    const attributes = "[title], [placeholder], [data-original-title], option";
+    for (const el of [top, ...top.querySelectorAll(attributes)]) {
       if (el.closest(skip) || !visible(el.tagName === "OPTION" ? el.parentElement : el)) continue;
-      for (const text of [el.getAttribute("title"), el.getAttribute("placeholder")]) {
+      const texts = ["title", "placeholder", "data-original-title"].map((a) => el.getAttribute(a));
+      for (const text of texts) {
         if (text && text.trim()) seen.push(text.replace(/\s+/g, " ").trim());
       }
       if (el.tagName === "OPTION") seen.push(el.textContent.trim());
@@ -249,7 +282,7 @@ ALLOWED = {
     "html", "css", "json", "yaml", "pdf", "csv", "tsv", "latex", "javascript", "js", "id",
     "ctrl", "shift", "alt", "enter", "esc", "mb", "kb", "url", "es", "has", "col", "contextual",
     "reveal", "formgrader", "formgraders", "transformer", "ok", "en", "web", "manual", "ipython",
-    "subshell",
+    "subshell", "el", "media", "extra", "utc",
 }  # fmt: skip
 # Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL, rutas y
 # el nombre de la aplicación Jupyter Notebook.
@@ -289,12 +322,23 @@ def _open_menus(page) -> list[str]:
 
 
 def _screens(page) -> dict[str, list[str]]:
-    screens = {"barra de menús": _screen(page, ".lm-MenuBar")}
+    # Primero los paneles de nbgrader: así el menú Pestañas y la barra de pestañas los listan.
+    _command(page, "nbgrader:open-assignment-list")
+    page.wait_for_selector("#nbgrader-assignment-list .panel-heading")
+    page.wait_for_timeout(1000)
+    screens = {"nbgrader: lista de tareas": _screen(page, "#nbgrader-assignment-list")}
+    _command(page, "nbgrader:open-course-list")
+    page.wait_for_selector("#nbgrader-course-list")
+    page.wait_for_timeout(1000)
+    screens["nbgrader: lista de cursos"] = _screen(page, "#nbgrader-course-list")
+    screens["pestañas abiertas"] = _screen(page, ".lm-DockPanel-tabBar")
+    screens["barra de menús"] = _screen(page, ".lm-MenuBar")
     titles = page.locator(".lm-MenuBar-item")
     for index in range(titles.count()):
         title = titles.nth(index).text_content()
         titles.nth(index).click()
         screens[f"menú {title}"] = _open_menus(page)
+    page.get_by_role("tab").filter(has_text=LAB.id).first.click()  # vuelve al cuaderno
     screens["barra de herramientas del cuaderno"] = _screen(page, f"{PANEL} .jp-Toolbar")
     _cell(page, 1).locator(".jp-InputArea-prompt").click(button="right")
     screens["menú contextual de la celda"] = _open_menus(page)
@@ -306,47 +350,109 @@ def _screens(page) -> dict[str, list[str]]:
             tabs.nth(index).click()
             page.wait_for_timeout(300)
             labels += _screen(page, f"#jp-{side}-stack")
+        if side == "left":
+            tabs.first.click()  # el explorador de archivos: su menú contextual
+            page.locator(".jp-DirListing-item").first.click(button="right")
+            screens["menú contextual del explorador"] = _open_menus(page)
         tabs.first.click()  # lo cierra otra vez
         name = "izquierda" if side == "left" else "derecha"
         screens[f"barra lateral {name}"] = list(dict.fromkeys(labels))
+    screens["resultado de Validar"] = _validate(page)
     _command(page, "launcher:create")
     page.wait_for_selector(".jp-Launcher-body")
     screens["lanzador"] = _screen(page, ".jp-Launcher-body") + _screen(
         page, ".lm-DockPanel-tabBar .lm-mod-current"
     )
-    _command(page, "nbgrader:open-assignment-list")
-    page.wait_for_selector("#nbgrader-assignment-list .panel-heading")
+    _command(page, "settingeditor:open")
+    page.wait_for_selector(".jp-PluginList-entry", timeout=60_000)
     page.wait_for_timeout(1000)
-    screens["nbgrader: lista de tareas"] = _screen(page, "#nbgrader-assignment-list")
-    _command(page, "nbgrader:open-course-list")
-    page.wait_for_selector("#nbgrader-course-list")
-    page.wait_for_timeout(1000)
-    screens["nbgrader: lista de cursos"] = _screen(page, "#nbgrader-course-list")
+    screens["editor de configuración"] = _screen(page, ".lm-DockPanel-widget:not(.lm-mod-hidden)")
     return screens
 
 
-def _formgrader(page, base: str, token: str) -> dict[str, list[str]]:
-    """Navegación, títulos y cabeceras de las vistas de Formgrader (el profesor)."""
+def _validate(page) -> list[str]:
+    """El diálogo del botón Validar de nbgrader con el cuaderno sin hacer."""
+    page.get_by_role("tab").filter(has_text=LAB.id).first.click()
+    page.locator(f"{PANEL} .validate-button button, {PANEL} .validate-button").first.click()
+    page.wait_for_selector(".jp-Dialog", timeout=120_000)  # nbgrader ejecuta el cuaderno
+    page.wait_for_function(
+        "!document.querySelector('.jp-Dialog').textContent.includes('Validando')",
+        timeout=120_000,
+    )
+    labels = _screen(page, ".jp-Dialog")
+    labels += [
+        text.strip()
+        for text in page.locator(".jp-Dialog pre").all_text_contents()
+        if "response" in text or "respuesta" in text
+    ]  # el mensaje de nbgrader para una respuesta en blanco (el resto son trazas)
+    page.keyboard.press("Escape")
+    return list(dict.fromkeys(labels))
+
+
+def _dialog(page, button: str, opener: str, broken: list[str]) -> list[str]:
+    """Etiquetas de un diálogo de Formgrader que se abre con ``button``; lo cierra.
+
+    Si el clic no lo abre (p. ej., la Content-Security-Policy bloquea el ``onClick`` de la
+    plantilla), lo apunta en ``broken`` y lo abre llamando a ``opener`` para contarlo igual.
+    """
+    page.get_by_text(button).first.click()
+    try:
+        page.wait_for_selector(".modal-dialog", state="visible", timeout=5000)
+    except Exception:  # noqa: BLE001 (el TimeoutError de Playwright)
+        broken.append(f"«{button}» no abre su diálogo")
+        page.evaluate(f"{opener}()")
+        page.wait_for_selector(".modal-dialog", state="visible")
+    page.wait_for_timeout(500)
+    labels = _screen(page, ".modal")
+    page.locator(".modal-footer button").last.click()
+    page.wait_for_selector(".modal-dialog", state="hidden")
+    return labels
+
+
+def _formgrader(page, base: str, token: str, grading, broken) -> dict[str, list[str]]:
+    """Cada vista de Formgrader (el profesor), sus diálogos y la calificación manual."""
+    assert grading.wait(timeout=600) == 0, "course grade no calificó la entrega de prueba"
+    submission = ""
     screens = {}
-    parts = ".nav, .page-header, .breadcrumb, thead"
     for view, name in (("manage_assignments", "tareas"), ("gradebook", "calificación manual"),
+                       (f"gradebook/{LAB.id}", "calificación manual del laboratorio 1"),
+                       (f"gradebook/{LAB.id}/{LAB.id}", "entregas por calificar del cuaderno"),
                        ("manage_students", "estudiantes"),
+                       ("manage_students/alumna", "tareas de un estudiante"),
                        (f"manage_submissions/{LAB.id}", "entregas")):  # fmt: skip
         page.goto(f"{base}/formgrader/{view}?token={token}")
-        page.wait_for_selector(".page-header h1")
-        screens[f"Formgrader: {name}"] = _screen(page, parts)
+        page.wait_for_selector("#main-table td:not([colspan])")  # ya no dice «Cargando»
+        page.wait_for_timeout(500)
+        screens[f"Formgrader: {name}"] = _screen(page, ".container-fluid")
+        if view == "manage_assignments":
+            screens["Formgrader: añadir una tarea"] = _dialog(
+                page, "Añadir una tarea", "createAssignmentModal", broken
+            )
+        if view == f"gradebook/{LAB.id}/{LAB.id}":  # el enlace a la entrega calificada
+            submission = page.locator("#main-table a[href*='/submissions/']").first
+            submission = submission.get_attribute("href")
+        if view == "manage_students":
+            screens["Formgrader: añadir un estudiante"] = _dialog(
+                page, "Añadir un estudiante", "createStudentModal", broken
+            )
+    page.goto(base + submission)
+    page.wait_for_selector(".nbgrader_cell .score")
+    page.wait_for_timeout(1000)
+    screens["Formgrader: calificar una entrega"] = _screen(page, "body")
     return screens
 
 
 def test_interface_labels_are_spanish(server, page, tmp_path):
-    base, token, _ = server
+    base, token, _, grading = server
     page = page.context.new_page()
     page.goto(f"{base}/lab/tree/{NOTEBOOK}?reset&token={token}")
     page.wait_for_selector(f"{PANEL} .jp-Cell", timeout=120_000)  # primera carga: lenta
     _wait_idle(page)
     screens = _screens(page)
     page.screenshot(path=tmp_path / "interfaz.png")
-    screens |= _formgrader(page, base, token)
+    broken = []
+    screens |= _formgrader(page, base, token, grading, broken)
+    page.screenshot(path=tmp_path / "calificar.png")
     english = {name: _english(labels) for name, labels in screens.items()}
     for name, labels in screens.items():
         spanish = len(labels) - len(english[name])
@@ -354,8 +460,12 @@ def test_interface_labels_are_spanish(server, page, tmp_path):
     total = sum(map(len, screens.values()))
     wrong = sum(map(len, english.values()))
     print(f"en total: {total - wrong}/{total} ({100 * (total - wrong) / total:.1f} %)")
-    assert not any(english.values()), "etiquetas en inglés:\n" + "\n".join(
-        f"{name}: {label!r} ({', '.join(sorted(found))})"
-        for name, labels in english.items()
-        for label, found in labels.items()
+    assert not broken and not any(english.values()), (
+        "\n".join(broken)
+        + "\netiquetas en inglés:\n"
+        + "\n".join(
+            f"{name}: {label!r} ({', '.join(sorted(found))})"
+            for name, labels in english.items()
+            for label, found in labels.items()
+        )
     )

@@ -10,7 +10,9 @@
 // texto, título o marcador que coincide entero con uno de TEXTS (o empieza por uno de
 // PREFIXES); y renombra los tipos de archivo de FILE_TYPES. No toca el código de nadie: si
 // una versión nueva cambia un texto, ese texto se queda en inglés y la prueba del
-// navegador lo señala. TEXTS, PREFIXES y FILE_TYPES vienen de ../textos_es.json (los pone
+// navegador lo señala. Dentro de los resultados de Validar (texto preformateado, donde
+// también van las trazas de error del estudiante) solo cambia los mensajes enteros de
+// OUTPUTS. TEXTS, PREFIXES, ENDINGS, OUTPUTS y FILE_TYPES vienen de ../textos_es.json (los pone
 // build.py).
 
 const REGIONS = [
@@ -20,6 +22,7 @@ const REGIONS = [
   "[data-command^='nbgrader:']",
   "[data-id^='nbgrader']",
   "[data-id='formgrader']",
+  "[class*='jp-Settings']",
   ".jp-Dialog",
   ".jp-DebuggerBugButton",
   ".jp-NotebookTools",
@@ -33,7 +36,7 @@ function spanish(text) {
   if (!trimmed) {
     return null;
   }
-  const found = TEXTS[trimmed];
+  const found = TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")];
   if (found !== undefined) {
     return text.replace(trimmed, found);
   }
@@ -50,7 +53,15 @@ function inRegion(element) {
 }
 
 function translateText(node) {
-  if (!inRegion(node.parentElement)) {
+  const parent = node.parentElement;
+  if (parent !== null && parent.closest(".jp-Dialog pre") !== null) {
+    const message = OUTPUTS[node.data.trim()];
+    if (message !== undefined) {
+      node.data = message;
+    }
+    return;
+  }
+  if (!inRegion(parent)) {
     return;
   }
   const translated = spanish(node.data);
@@ -59,7 +70,19 @@ function translateText(node) {
   }
 }
 
+// Un final fijo dentro de un título que JupyterLab compone (la pestaña de un cuaderno sin
+// punto de control termina en «Último punto de control: None»).
+function translateEnding(element) {
+  const value = element.getAttribute("title");
+  for (const [english, translated] of Object.entries(value === null ? {} : ENDINGS)) {
+    if (value.endsWith(english)) {
+      element.setAttribute("title", value.slice(0, -english.length) + translated);
+    }
+  }
+}
+
 function translateAttributes(element) {
+  translateEnding(element);
   if (!inRegion(element)) {
     return;
   }
@@ -114,12 +137,27 @@ function renameFileTypes(registry) {
   }
 }
 
+// nbgrader pone títulos en inglés a sus paneles («Assignments»): la pestaña, el menú
+// Pestañas y el botón de cerrar salen de ese título.
+function renameTitles(shell) {
+  for (const widget of shell.widgets("main")) {
+    const translated = TEXTS[widget.title.label];
+    if (translated !== undefined && widget.id.startsWith("nbgrader")) {
+      widget.title.label = translated;
+    }
+  }
+}
+
 const plugin = {
   id: "@curso-transformer/interfaz-es:plugin",
   description: "La interfaz en español donde el paquete de idioma no llega.",
   autoStart: true,
   activate: (app) => {
-    app.restored.then(() => renameFileTypes(app.docRegistry));
+    app.restored.then(() => {
+      renameFileTypes(app.docRegistry);
+      renameTitles(app.shell);
+      app.shell.layoutModified.connect(() => renameTitles(app.shell));
+    });
     new MutationObserver(observe).observe(document.body, {
       childList: true,
       subtree: true,

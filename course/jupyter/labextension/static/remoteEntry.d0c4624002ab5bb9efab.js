@@ -44,11 +44,13 @@ var _JUPYTERLAB;
   "Manually graded task": "Tarea calificada a mano",
   "Markdown Reference": "Referencia de Markdown",
   "Matplotlib Reference": "Referencia de Matplotlib",
+  "Mover el elemento down": "Bajar el elemento",
+  "Mover el elemento up": "Subir el elemento",
   "Nbgrader Create Assignment": "Crear tarea de nbgrader",
   "No courses found.": "No se encontró ningún curso.",
   "NumPy Reference": "Referencia de NumPy",
   "Outdated schema version": "Versión de metadatos anticuada",
-  "Please see the documentation on": "Consulta la documentación en",
+  "Please see the documentation on": "Consulta cómo configurarla en la documentación:",
   "Points:": "Puntos:",
   "Python Reference": "Referencia de Python",
   "Read-only": "Solo lectura",
@@ -63,7 +65,8 @@ var _JUPYTERLAB;
   "Submitted assignments": "Tareas entregadas",
   "Success! Your notebook passes all the tests.": "¡Bien! Tu cuaderno supera todas las pruebas.",
   "SymPy Reference": "Referencia de SymPy",
-  "The exchange directory does not exist and could": "La carpeta de intercambio no existe y no se pudo",
+  "The exchange directory does not exist and could": "No existe la carpeta de intercambio y no se pudo crear.",
+  "The exchange directory does not exist and could not be created. The \"release\" and \"collect\" functionality will not be available. Please see the documentation on http://nbgrader.readthedocs.io/en/stable/user_guide/managing_assignment_files.html#setting-up-the-exchange for instructions.": "No existe la carpeta de intercambio y no se pudo crear. Publicar y recoger tareas no funcionará. Consulta cómo configurarla en la documentación: http://nbgrader.readthedocs.io/en/stable/user_guide/managing_assignment_files.html#setting-up-the-exchange",
   "The following cell failed:": "Esta celda falló:",
   "The following cell passed:": "Esta celda pasó:",
   "The source of the following cell has changed, but it should not have!": "El código de esta celda ha cambiado, y no debería.",
@@ -81,13 +84,15 @@ var _JUPYTERLAB;
   "Validation Results": "Resultado de la validación",
   "Validation failed": "La validación falló",
   "Version Mismatch": "Versiones distintas",
-  "for instructions.": "para saber cómo configurarla.",
-  "not be created. The \"release\" and \"collect\" functionality will not be available.": "crear. Publicar y recoger tareas no funcionará.",
+  "for instructions.": "(en inglés).",
+  "not be created. The \"release\" and \"collect\" functionality will not be available.": "Publicar y recoger tareas no funcionará.",
   "pandas Reference": "Referencia de pandas",
   "submitting...": "entregando…"
 };
   const PREFIXES = {"Cannot check version: ": "No se puede comprobar la versión: ", "Cannot validate: ": "No se puede validar: "};
   const FILE_TYPES = {"Notebook": "Cuaderno"};
+  const OUTPUTS = {"You did not provide a response.": "No has escrito ninguna respuesta."};
+  const ENDINGS = {"Último punto de control: None": "Último punto de control: ninguno"};
   // La interfaz en español donde el paquete de idioma no llega.
   //
   // - nbgrader 0.9.6 escribe sus textos en inglés directamente en la página: no usa el
@@ -100,7 +105,9 @@ var _JUPYTERLAB;
   // texto, título o marcador que coincide entero con uno de TEXTS (o empieza por uno de
   // PREFIXES); y renombra los tipos de archivo de FILE_TYPES. No toca el código de nadie: si
   // una versión nueva cambia un texto, ese texto se queda en inglés y la prueba del
-  // navegador lo señala. TEXTS, PREFIXES y FILE_TYPES vienen de ../textos_es.json (los pone
+  // navegador lo señala. Dentro de los resultados de Validar (texto preformateado, donde
+  // también van las trazas de error del estudiante) solo cambia los mensajes enteros de
+  // OUTPUTS. TEXTS, PREFIXES, ENDINGS, OUTPUTS y FILE_TYPES vienen de ../textos_es.json (los pone
   // build.py).
 
   const REGIONS = [
@@ -110,6 +117,7 @@ var _JUPYTERLAB;
     "[data-command^='nbgrader:']",
     "[data-id^='nbgrader']",
     "[data-id='formgrader']",
+    "[class*='jp-Settings']",
     ".jp-Dialog",
     ".jp-DebuggerBugButton",
     ".jp-NotebookTools",
@@ -123,7 +131,7 @@ var _JUPYTERLAB;
     if (!trimmed) {
       return null;
     }
-    const found = TEXTS[trimmed];
+    const found = TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")];
     if (found !== undefined) {
       return text.replace(trimmed, found);
     }
@@ -140,7 +148,15 @@ var _JUPYTERLAB;
   }
 
   function translateText(node) {
-    if (!inRegion(node.parentElement)) {
+    const parent = node.parentElement;
+    if (parent !== null && parent.closest(".jp-Dialog pre") !== null) {
+      const message = OUTPUTS[node.data.trim()];
+      if (message !== undefined) {
+        node.data = message;
+      }
+      return;
+    }
+    if (!inRegion(parent)) {
       return;
     }
     const translated = spanish(node.data);
@@ -149,7 +165,19 @@ var _JUPYTERLAB;
     }
   }
 
+  // Un final fijo dentro de un título que JupyterLab compone (la pestaña de un cuaderno sin
+  // punto de control termina en «Último punto de control: None»).
+  function translateEnding(element) {
+    const value = element.getAttribute("title");
+    for (const [english, translated] of Object.entries(value === null ? {} : ENDINGS)) {
+      if (value.endsWith(english)) {
+        element.setAttribute("title", value.slice(0, -english.length) + translated);
+      }
+    }
+  }
+
   function translateAttributes(element) {
+    translateEnding(element);
     if (!inRegion(element)) {
       return;
     }
@@ -204,12 +232,27 @@ var _JUPYTERLAB;
     }
   }
 
+  // nbgrader pone títulos en inglés a sus paneles («Assignments»): la pestaña, el menú
+  // Pestañas y el botón de cerrar salen de ese título.
+  function renameTitles(shell) {
+    for (const widget of shell.widgets("main")) {
+      const translated = TEXTS[widget.title.label];
+      if (translated !== undefined && widget.id.startsWith("nbgrader")) {
+        widget.title.label = translated;
+      }
+    }
+  }
+
   const plugin = {
     id: "@curso-transformer/interfaz-es:plugin",
     description: "La interfaz en español donde el paquete de idioma no llega.",
     autoStart: true,
     activate: (app) => {
-      app.restored.then(() => renameFileTypes(app.docRegistry));
+      app.restored.then(() => {
+        renameFileTypes(app.docRegistry);
+        renameTitles(app.shell);
+        app.shell.layoutModified.connect(() => renameTitles(app.shell));
+      });
       new MutationObserver(observe).observe(document.body, {
         childList: true,
         subtree: true,
