@@ -12,6 +12,7 @@ petición cambia una nota y las fórmulas se dibujan.
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -22,12 +23,14 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import lxml.html
 import nbformat
 import pytest
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_output
+from tornado.httputil import HTTPHeaders
 
 from course import labs
 from course.commands import jupyter_es
@@ -162,6 +165,29 @@ def test_formgrader_policy_allows_only_nonced_scripts():
     assert scripts.startswith(" 'nonce-abc' 'strict-dynamic'") and "unsafe-inline" not in scripts
     assert "connect-src 'self'" in rule and rule.endswith("sandbox")
     assert "default-src 'none'" in rule and "object-src 'none'" in rule
+
+
+def _respond(path: str, body: bytes, content_type: str = "text/html; charset=UTF-8"):
+    transform = safety._transform("/", {"'sha256-x'"})(SimpleNamespace(path=path))
+    headers = HTTPHeaders({"Content-Type": content_type, "Content-Length": str(len(body))})
+    return transform.transform_first_chunk(200, headers, body, True)
+
+
+def test_formgrader_responses_get_a_fresh_nonce_and_files_a_sandbox():
+    page = f'<script nonce="{safety.MARKER}">ok()</script><script>alumno()</script>'.encode()
+    _, headers, body = _respond("/formgrader/submissions/abc/", page)
+    nonce = re.search(r"'nonce-([^']+)'", headers["Content-Security-Policy"])[1]
+    assert body.decode() == f'<script nonce="{nonce}">ok()</script><script>alumno()</script>'
+    assert (
+        headers["Content-Length"] == str(len(body))
+        and "sandbox" not in headers["Content-Security-Policy"]
+    )
+    _, again, _ = _respond("/formgrader/submissions/abc/", page)
+    assert again["Content-Security-Policy"] != headers["Content-Security-Policy"]
+    _, files, _ = _respond("/formgrader/submissions/abc/trampa.html", b"<script>x()</script>")
+    assert files["Content-Security-Policy"].endswith("; sandbox")
+    _, lab, _ = _respond("/lab", page)
+    assert "Content-Security-Policy" not in lab  # JupyterLab no cambia
 
 
 # --- En Chromium ---------------------------------------------------------------------

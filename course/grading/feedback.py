@@ -160,7 +160,7 @@ class SafeFeedback(NbGraderPreprocessor):
 
 
 CSP = (
-    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:;"
+    "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:;"
     " base-uri 'none'; form-action 'none'"
 )
 MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
