@@ -295,7 +295,8 @@ def _one_per_submission(tasks: list[Task]) -> list[Task]:
             chosen.append(same[0])
             continue
         named = " y ".join(f"«{t.origin}»" for t in same)
-        problem = f"hay {len(same)} entregas ({named}); no se elige ninguna: deja una y vuelve a calificar"
+        problem = f"hay {len(same)} entregas ({named}); no se elige ninguna: deja una y vuelve"
+        problem += " a calificar"
         chosen.append(Task(student, lab, None, problem, same[0].origin))
     return chosen
 

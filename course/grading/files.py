@@ -3,9 +3,9 @@
 Una entrega es hostil: un zip puede descomprimirse en gigas (una bomba zip), traer
 enlaces simbólicos o rutas absolutas o con ``..`` que escriben fuera del destino, y una
 carpeta puede tener enlaces a ``/etc/passwd`` o ``/dev/zero`` (simbólicos, o duros a un
-archivo del curso), o una FIFO que bloquea a quien la lee. Aquí solo pasan archivos normales, leídos por trozos y contados mientras se
-escriben, hasta un límite: el tamaño que declara el zip sirve para rechazar antes, nunca
-para aceptar.
+archivo del curso), o una FIFO que bloquea a quien la lee. Aquí solo pasan archivos
+normales de un solo nombre, leídos por trozos y contados mientras se escriben, hasta un
+límite: el tamaño que declara el zip sirve para rechazar antes, nunca para aceptar.
 
 Límites (constantes del módulo, para cambiarlos en un sitio):
 
@@ -150,6 +150,8 @@ def _stream(source: BinaryIO, path: Path, limit: int, reason: str) -> int:
 
 
 def _size(count: int) -> str:
+    if count < MIB:
+        return f"{count / 1024:g} KiB"
     return f"{count // GIB} GiB" if count % GIB == 0 else f"{count / MIB:g} MiB"
 
 
@@ -159,9 +161,10 @@ def copy_regular_files(
     """Copia la carpeta ``source`` en ``target`` con solo sus archivos normales.
 
     Nunca sigue un enlace simbólico (tampoco si ``source`` lo es), ni abre FIFOs o
-    dispositivos, ni copia enlaces duros (:func:`refusal`); los nombres que casan con algún patrón de ``ignore`` se saltan en
-    cualquier nivel. Entre todos los archivos no se copian más de ``max_bytes``. Devuelve
-    una nota en español por cada cosa omitida (vacía si se copió todo).
+    dispositivos, ni copia enlaces duros (:func:`refusal`); los nombres que casan con
+    algún patrón de ``ignore`` se saltan en cualquier nivel. Entre todos los archivos no se
+    copian más de ``max_bytes``. Devuelve una nota en español por cada cosa omitida (vacía
+    si se copió todo).
     """
     notes = []
     budget = max_bytes
