@@ -27,3 +27,16 @@ def forward_grad_modes(function, model, *args):
     finally:
         handle.remove()
     return _detached(result), seen
+
+
+@remotable
+def gradients(model) -> dict:
+    """Nombre -> ``.grad`` de cada parámetro de ``model`` (``None`` si no tiene), tal como está.
+
+    Los parámetros viajan por valor sin su ``.grad``: para ver lo que un paso dejó en el
+    modelo del núcleo, se lee allí.
+    """
+    return {
+        name: None if p.grad is None else p.grad.detach().clone()
+        for name, p in model.named_parameters()
+    }
