@@ -13,7 +13,7 @@ El cuaderno lleva el código de los módulos de referencia que el núcleo no tie
 catálogo, porque los mutantes heredan de la referencia: es un cuaderno del banco de
 pruebas, nunca de un estudiante.
 
-Uso: python bench/mutants_trusted.py [LAB ...] [--muestra N] [--procesos N]
+Uso: python bench/mutants_trusted.py [LAB ...] [--muestra N] [--procesos N] [--detalle]
 Sale con 1 si algún mutante no pierde puntos en su ejercicio o no se pudo calificar.
 """
 
@@ -110,11 +110,44 @@ def one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def grade_lab(pool, lab_id: str, indices: list[int], args) -> int:
+    """Califica esos mutantes de ``lab_id`` y escribe el resumen; devuelve cuántos fallan.
+
+    Fallar es no perder puntos en su ejercicio o no poder calificarse (un fallo del
+    calificador, que se cuenta aparte y nunca como puntos perdidos).
+    """
+    jobs = [pool.submit(grade_mutant, lab_id, i, args.tiempo) for i in indices]
+    graded, failed = [], []
+    for index, job in zip(indices, jobs, strict=True):
+        try:
+            graded.append(job.result())
+        except Exception as error:  # noqa: BLE001 (un fallo del calificador no es un resultado)
+            failed.append((index, str(error).splitlines()[-1][:300]))
+            continue
+        if args.detalle:
+            name, got, most = graded[-1]
+            print(f"  {lab_id} {name}: {got:g}/{most:g}", flush=True)
+    kept = [(name, got, most) for name, got, most in graded if got >= most]
+    print(
+        f"{lab_id}: {len(indices)} mutantes, {len(graded) - len(kept)} pierden puntos,"
+        f" {len(kept)} no, {len(failed)} sin calificar"
+    )
+    for name, got, most in kept:
+        print(f"  NO pierde puntos: {name} ({got:g}/{most:g})")
+    for index, reason in failed:
+        print(f"  sin calificar: mutante {index} ({reason})")
+    sys.stdout.flush()
+    return len(kept) + len(failed)
+
+
 def main() -> int:
     parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labs", nargs="*", help="laboratorios (por omisión, todos con catálogo)")
     parser.add_argument("--muestra", type=int, help="solo N mutantes de cada laboratorio")
     parser.add_argument("--procesos", type=int, default=2, help="calificaciones a la vez")
+    parser.add_argument(
+        "--detalle", action="store_true", help="una línea por mutante, según se califica"
+    )
     parser.add_argument(
         "--tiempo", type=int, help="segundos por celda (por omisión, los del curso)"
     )
@@ -125,28 +158,11 @@ def main() -> int:
             parser.error(f"«{lab_id}» no es un laboratorio con catálogo de errores")
     if (args.muestra is not None and args.muestra < 1) or args.procesos < 1:
         parser.error("--muestra y --procesos deben ser al menos 1")
-    vacuous = 0
     with ProcessPoolExecutor(args.procesos, initializer=one_thread) as pool:
-        for lab_id in chosen:
-            indices = sample(len(mistakes.catalogue(lab_id)), args.muestra)
-            jobs = [pool.submit(grade_mutant, lab_id, i, args.tiempo) for i in indices]
-            graded, failed = [], []
-            for index, job in zip(indices, jobs, strict=True):
-                try:
-                    graded.append(job.result())
-                except Exception as error:  # noqa: BLE001 (un fallo del calificador no es un resultado)
-                    failed.append((index, str(error).splitlines()[-1][:300]))
-            kept = [(name, got, most) for name, got, most in graded if got >= most]
-            vacuous += len(kept) + len(failed)
-            print(
-                f"{lab_id}: {len(indices)} mutantes, {len(graded) - len(kept)} pierden puntos,"
-                f" {len(kept)} no, {len(failed)} sin calificar"
-            )
-            for name, got, most in kept:
-                print(f"  NO pierde puntos: {name} ({got:g}/{most:g})")
-            for index, reason in failed:
-                print(f"  sin calificar: mutante {index} ({reason})")
-            sys.stdout.flush()
+        vacuous = sum(
+            grade_lab(pool, lab_id, sample(len(mistakes.catalogue(lab_id)), args.muestra), args)
+            for lab_id in chosen
+        )
     return 1 if vacuous else 0
 
 
