@@ -41,6 +41,7 @@ from course.grading.sanitize import (
     SanitizeStudentHTML,
     clean_html,
     clean_markdown,
+    clean_output,
     svg_is_safe,
 )
 from course.jupyter import safety
@@ -94,6 +95,16 @@ def test_innocent_html_and_markdown_are_kept():
     assert clean_html(png) == png
     honest = "# Título\n\nLa atención es $\\mathrm{softmax}(QK^\\top)V$ y `a < b`.\n\n> cita"
     assert clean_markdown(honest) == honest
+    plotly = new_output(
+        "display_data",
+        data={
+            "text/html": '<div id="f"></div><script>Plotly.newPlot("f", [])</script>',
+            "image/png": "iVBORw0KGgo=",
+            "application/vnd.plotly.v1+json": {"data": []},
+        },
+    )
+    kept = clean_output(plotly).data
+    assert kept["image/png"] == "iVBORw0KGgo=" and "text/html" not in kept  # se ve el PNG
     assert svg_is_safe('<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0"/></svg>')
     assert not svg_is_safe(HOSTILE_SVG)
 

@@ -80,7 +80,7 @@ def clean_markdown(source: str) -> str:
     """``source`` si su HTML ya es inofensivo; si no, su HTML limpio."""
     rendered = markdown2html_mistune(source)
     cleaned = clean_html(rendered)
-    if html.unescape(cleaned.replace(LINK_REL, "")) == html.unescape(rendered):
+    if not _changed(rendered, cleaned):
         return source
     return f"<div>\n{cleaned.strip()}\n</div>"
 
@@ -90,17 +90,25 @@ def svg_is_safe(svg: str) -> bool:
     return SVG_ACTIVE.search(svg) is None
 
 
-def clean_output(output) -> list:
-    """La salida sin nada activo: ``[output]``, ``[nota]`` o ``[]``."""
+def _changed(original: str, cleaned: str) -> bool:
+    return html.unescape(cleaned.replace(LINK_REL, "")) != html.unescape(original)
+
+
+def clean_output(output):
+    """La salida sin nada activo. Un HTML que pierde algo al limpiarlo (una figura
+    interactiva de plotly, por ejemplo) cede el sitio a su imagen, si la salida trae una."""
     if "data" not in output:
-        return [output]
+        return output
     data, removed = {}, []
+    has_image = any(mime.startswith("image/") for mime in output.data)
     for mime, value in output.data.items():
         text = value if isinstance(value, str) else "".join(value)
         if mime not in ALLOWED_MIME or (mime == "image/svg+xml" and not svg_is_safe(text)):
             removed.append(mime)
         elif mime == "text/html":
-            data[mime] = clean_html(text)
+            cleaned = clean_html(text)
+            if cleaned.strip() and not (has_image and _changed(text, cleaned)):
+                data[mime] = cleaned
         elif mime == "text/markdown":
             data[mime] = clean_markdown(text)
         else:
@@ -109,7 +117,7 @@ def clean_output(output) -> list:
         data["text/plain"] = REMOVED.format(mime=", ".join(sorted(removed)))
     output.data = data
     output.get("metadata", {}).pop("text/html", None)  # sin iframes «isolated»
-    return [output]
+    return output
 
 
 class SanitizeStudentHTML(NbGraderPreprocessor):
@@ -130,5 +138,5 @@ class SanitizeStudentHTML(NbGraderPreprocessor):
         elif cell.cell_type == "raw":
             cell.source = clean_html(cell.source)
         elif cell.cell_type == "code":
-            cell.outputs = [kept for output in cell.outputs for kept in clean_output(output)]
+            cell.outputs = [clean_output(output) for output in cell.outputs]
         return cell, resources
