@@ -29,6 +29,8 @@ var _JUPYTERLAB;
   const FILE_TYPES = {file_types};
   const OUTPUTS = {outputs};
   const ENDINGS = {endings};
+  const SETTINGS = {settings};
+  const SETTINGS_PREFIXES = {settings_prefixes};
 {plugin}
   return {{
     init: function () {{ return Promise.resolve(); }},
@@ -55,6 +57,10 @@ def files() -> dict[str, str]:
         file_types=json.dumps(strings["fileTypes"], ensure_ascii=False, sort_keys=True),
         outputs=json.dumps(strings["outputs"], ensure_ascii=False, sort_keys=True),
         endings=json.dumps(strings["endings"], ensure_ascii=False, sort_keys=True),
+        settings=json.dumps(strings["settings"], ensure_ascii=False, sort_keys=True),
+        settings_prefixes=json.dumps(
+            strings["settingsPrefixes"], ensure_ascii=False, sort_keys=True
+        ),
         plugin="\n".join("  " + line if line else "" for line in plugin.splitlines()),
     )
     entry = f"static/remoteEntry.{hashlib.sha256(code.encode()).hexdigest()[:20]}.js"

@@ -282,21 +282,40 @@ ALLOWED = {
     "html", "css", "json", "yaml", "pdf", "csv", "tsv", "latex", "javascript", "js", "id",
     "ctrl", "shift", "alt", "enter", "esc", "mb", "kb", "url", "es", "has", "col", "contextual",
     "reveal", "formgrader", "formgraders", "transformer", "ok", "en", "web", "manual", "ipython",
-    "subshell", "el", "media", "extra", "utc",
+    "subshell", "el", "media", "extra", "utc", "mathjax", "cursor", "color", "regular",
+    "natural", "modal", "base", "visible", "virtual", "true", "tab", "zoom", "tokens", "comm",
+    "subshells", "macos", "meta", "ms", "rectangular", "ipdb", "cmd", "vi", "ch", "global",
+    "dom", "chrome", "chromium", "edge", "firefox",
 }  # fmt: skip
-# Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL, rutas y
-# el nombre de la aplicación Jupyter Notebook.
-NOT_WORDS = re.compile(r"\((?:\w+\+)*\w+\)|\S*/\S*|Jupyter Notebook")
+# Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL, rutas, el
+# nombre de la aplicación Jupyter Notebook, código entre `…`, valores entre comillas,
+# términos en cursiva (*…*), el nombre nativo de un idioma en el menú Idioma («Inglés -
+# English»), identificadores (file10, context-menu, overrides.json), ejemplos de objetos
+# JSON (``defaultViewers: {…}``) y las listas de nombres de visores y tipos de archivo que
+# el editor de configuración pone en una descripción.
+NOT_WORDS = re.compile(
+    r"\((?:\w+\+)*\w+\)|\S*/\S*|Jupyter Notebook|`[^`]*`|\*[^*]*\*|'[^' ]*'|\"[^\"]*\""
+    r"|^Inglés - English$|\b\w+\d\b|\b[\w-]+\.json\b|\b[a-z]+(?:-[a-z]+)+\b"
+    r"|\w+: \{[^}]*\}|Visores disponibles:[\s\S]*"
+)
+# Nombres de claves de un esquema (``toolbar-0``, ``apputils``, ``code-font-family``): el
+# editor de configuración los muestra cuando el esquema no da un título; son identificadores.
+IDENTIFIER = re.compile(r"[A-Za-z]*[a-z][A-Za-z0-9]*(?:[:_-][A-Za-z0-9]+)+|[a-z]+[0-9]*")
 
 
 def _screen(page, selector: str) -> list[str]:
     return list(dict.fromkeys(page.evaluate(COLLECT, selector)))
 
 
-def _english(labels: list[str]) -> dict[str, set[str]]:
-    """Etiqueta -> sus palabras inglesas, para las que tienen alguna."""
+def _english(labels: list[str], keys: bool = False) -> dict[str, set[str]]:
+    """Etiqueta -> sus palabras inglesas, para las que tienen alguna (``keys``: sin contar
+    las claves de esquema, en el editor de configuración)."""
     vocabulary = english_words() - ALLOWED
-    found = {label: words(NOT_WORDS.sub(" ", label)) & vocabulary for label in labels}
+    found = {
+        label: words(NOT_WORDS.sub(" ", label)) & vocabulary
+        for label in labels
+        if not (keys and IDENTIFIER.fullmatch(label))
+    }
     return {label: english for label, english in found.items() if english}
 
 
@@ -453,7 +472,10 @@ def test_interface_labels_are_spanish(server, page, tmp_path):
     broken = []
     screens |= _formgrader(page, base, token, grading, broken)
     page.screenshot(path=tmp_path / "calificar.png")
-    english = {name: _english(labels) for name, labels in screens.items()}
+    english = {
+        name: _english(labels, keys=name == "editor de configuración")
+        for name, labels in screens.items()
+    }
     for name, labels in screens.items():
         spanish = len(labels) - len(english[name])
         print(f"{name}: {spanish}/{len(labels)} etiquetas en español")

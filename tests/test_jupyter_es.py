@@ -174,3 +174,44 @@ def test_command_fails_in_spanish_without_the_language_pack(monkeypatch, tmp_pat
     assert jupyter_es.run(str(tmp_path)) == 1
     assert "pip install -r requirements.txt" in capsys.readouterr().err
     assert not jupyter_es.overrides_path(str(tmp_path)).exists()
+
+
+# Palabras que van con mayúscula dentro de una etiqueta: nombres propios, teclas, siglas.
+PROPER = set(
+    "JupyterLab Jupyter Python Markdown LaTeX Notebook IPython NumPy SciPy Matplotlib SymPy"
+    " CodeMirror Git GitHub JavaScript Debugger Hub Mayús Shift Ctrl Alt Enter Tab Esc Kernel"
+    " Julia Go Vega Lumino Binder Chrome Chromium Firefox Edge Unicode MathJax Formgrader"
+    " JSONLines Closure Stylesheets Common Lisp Spec Reveal Meta Lab Comando Edición Escape"
+    " JupyterHub"
+    # nombres de menús («Abrir el menú Editar»)
+    " Archivo Editar Ver Ejecutar Núcleo Pestañas Configuración Ayuda".split()
+)
+
+
+def test_the_pack_errors_are_fixed(original_pack, pack):
+    """Los errores del paquete oficial que señaló la revisión de la interfaz (issue 21)."""
+    language_pack.install(pack)
+    merged = _pack_strings(pack)
+    assert merged["Go"] == ["Go"]  # el lenguaje, no el verbo «ir»
+    assert "1" not in merged["%1 Terminals, %2 Kernel sessions"][0].split("%")[0]
+    for english in (
+        "%1 Terminals, %2 Kernel sessions",
+        "%1 workspace with %2 tabs, last modified on %3",
+    ):
+        assert not re.search(r"%\d (terminales|sesiones|pestañas)", merged[english][0]), english
+    for key, values in merged.items():
+        assert not any("la selecciona " in value for value in values), key
+
+
+def test_no_title_case_calques_in_short_labels(original_pack, pack):
+    """«Cerrar Todas las Pestañas»: en español solo va con mayúscula la primera palabra."""
+    language_pack.install(pack)
+    calques = []
+    for key, values in _pack_strings(pack).items():
+        for value in values if key else ():
+            found = re.findall(r"[A-Za-zÁÉÍÓÚÑáéíóúñü]+", value)
+            capitals = [w for w in found[1:] if w[0].isupper() and not w.isupper()]
+            after_stop = re.search(r"[.:?!]\s+\S+$|[.:?!]\s", value)
+            if len(found) <= 8 and set(capitals) - PROPER and not after_stop:
+                calques.append((key, value))
+    assert not calques, f"{len(calques)} etiquetas con mayúsculas calcadas, p. ej. {calques[:5]}"

@@ -53,7 +53,7 @@ def translate(source: str) -> str:
 
 def with_script(html: str, tag: str) -> str:
     """La página con ``tag`` al final de su ``<head>``."""
-    return html.replace("</head>", tag + "</head>", 1)
+    return html.replace("</head>", str(tag) + "</head>", 1)
 
 
 def script_tag(base: str) -> Markup:

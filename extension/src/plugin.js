@@ -22,25 +22,31 @@ const REGIONS = [
   "[data-command^='nbgrader:']",
   "[data-id^='nbgrader']",
   "[data-id='formgrader']",
-  "[class*='jp-Settings']",
   ".jp-Dialog",
   ".jp-DebuggerBugButton",
   ".jp-NotebookTools",
   ".lm-Menu-item[data-command^='help-menu-']",
 ].join(", ");
+// El editor de configuración: las opciones de las listas y los títulos de los esquemas que
+// el servidor no traduce (propiedades anidadas, extensiones sin paquete de idioma) solo se
+// cambian aquí, con SETTINGS y SETTINGS_PREFIXES.
+const SETTINGS_REGIONS = ".jp-SettingsPanel, .jp-PluginList";
+const ALL_REGIONS = `${REGIONS}, ${SETTINGS_REGIONS}`;
 const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
 const ATTRIBUTES = ["title", "placeholder", "aria-label"];
 
-function spanish(text) {
+function spanish(text, settings = false) {
   const trimmed = text.trim();
   if (!trimmed) {
     return null;
   }
-  const found = TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")];
+  const found =
+    TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")] ?? (settings ? SETTINGS[trimmed] : undefined);
   if (found !== undefined) {
     return text.replace(trimmed, found);
   }
-  for (const [english, translated] of Object.entries(PREFIXES)) {
+  const prefixes = settings ? { ...PREFIXES, ...SETTINGS_PREFIXES } : PREFIXES;
+  for (const [english, translated] of Object.entries(prefixes)) {
     if (trimmed.startsWith(english)) {
       return text.replace(english, translated);
     }
@@ -49,14 +55,18 @@ function spanish(text) {
 }
 
 function inRegion(element) {
-  return element !== null && element.closest(REGIONS) !== null && element.closest(SKIP) === null;
+  return element !== null && element.closest(ALL_REGIONS) !== null && element.closest(SKIP) === null;
+}
+
+function inSettings(element) {
+  return element.closest(SETTINGS_REGIONS) !== null;
 }
 
 function translateText(node) {
   const parent = node.parentElement;
   if (parent !== null && parent.closest(".jp-Dialog pre") !== null) {
     const message = OUTPUTS[node.data.trim()];
-    if (message !== undefined) {
+    if (message !== undefined && message !== node.data) {
       node.data = message;
     }
     return;
@@ -64,8 +74,8 @@ function translateText(node) {
   if (!inRegion(parent)) {
     return;
   }
-  const translated = spanish(node.data);
-  if (translated !== null) {
+  const translated = spanish(node.data, inSettings(parent));
+  if (translated !== null && translated !== node.data) {  // si no, otra mutación: sin fin
     node.data = translated;
   }
 }
@@ -88,8 +98,8 @@ function translateAttributes(element) {
   }
   for (const name of ATTRIBUTES) {
     const value = element.getAttribute(name);
-    const translated = value === null ? null : spanish(value);
-    if (translated !== null) {
+    const translated = value === null ? null : spanish(value, inSettings(element));
+    if (translated !== null && translated !== value) {
       element.setAttribute(name, translated);
     }
   }
@@ -103,7 +113,7 @@ function translateTree(root) {
   if (root.nodeType !== Node.ELEMENT_NODE) {
     return;
   }
-  if (root.closest(REGIONS) === null && root.querySelector(REGIONS) === null) {
+  if (root.closest(ALL_REGIONS) === null && root.querySelector(ALL_REGIONS) === null) {
     return;
   }
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);

@@ -93,6 +93,8 @@ var _JUPYTERLAB;
   const FILE_TYPES = {"Notebook": "Cuaderno"};
   const OUTPUTS = {"You did not provide a response.": "No has escrito ninguna respuesta."};
   const ENDINGS = {"Último punto de control: None": "Último punto de control: ninguno"};
+  const SETTINGS = {"Allow local nbgrader config file": "Permitir un archivo de configuración de nbgrader local", "Always": "Siempre", "Always show": "Mostrar siempre", "Any selected": "Si hay alguna seleccionada", "Ask (None)": "Preguntar (ninguno)", "Automatically save Jupyter widget state when a notebook is saved.": "Guardar el estado de los componentes interactivos al guardar el cuaderno.", "Background color to use in dark theme": "Color de fondo con el tema oscuro", "Background color to use in light theme": "Color de fondo con el tema claro", "Bottom": "Abajo", "Code": "Código", "Command": "Orden", "Content visibility": "Visibilidad del contenido", "Critical": "Crítico", "Dark": "Oscuro", "Debug": "Depuración", "Default": "Por omisión", "Defer": "Diferido", "Delete": "Supr", "Disabled": "Desactivado", "Display": "Mostrar", "Don't show": "No mostrar", "Down": "Abajo", "End": "Fin", "Escape": "Esc", "Full": "Completo", "Home": "Inicio", "Info": "Información", "Inherit": "Heredado", "Jupyter Widgets": "Componentes interactivos de Jupyter", "Jupyter widgets settings.": "Configuración de los componentes interactivos de Jupyter.", "Left": "Izquierda", "Light": "Claro", "Main": "Principal", "Messages": "Mensajes", "Minimum breadcrumbs left items": "Mínimo de carpetas a la izquierda en la ruta", "Minimum breadcrumbs right items": "Mínimo de carpetas a la derecha en la ruta", "Minimum number of directory items to display on the left side of the breadcrumbs ellipsis": "Número mínimo de carpetas que se muestran a la izquierda de los puntos suspensivos de la ruta", "Minimum number of directory items to display on the right side of the breadcrumbs ellipsis": "Número mínimo de carpetas que se muestran a la derecha de los puntos suspensivos de la ruta", "Multiple": "Varios documentos", "Multiple selected": "Si hay varias seleccionadas", "Never": "Nunca", "None": "Ninguno", "Off": "Desactivado", "On": "Activado", "On hover": "Al pasar el ratón", "One subshell per comm": "Un subshell por comm", "One subshell per comm-target": "Un subshell por destino de comm", "Option of the formgrader extension.": "Opciones de la extensión Formgrader.", "Plugin": "Complemento", "Raw": "Sin formato", "Right": "Derecha", "Save Jupyter widget state in notebooks": "Guardar el estado de los componentes interactivos en los cuadernos", "Scale": "Escalar", "Session": "Sesión", "Show if one or more": "Mostrar si hay uno o más", "Side": "Lateral", "Side by side": "Lado a lado", "Single": "Un documento", "Spacer": "Espaciador", "Split bottom": "Dividir abajo", "Split left": "Dividir a la izquierda", "Split right": "Dividir a la derecha", "Split top": "Dividir arriba", "Tab after": "Pestaña después", "Tab before": "Pestaña antes", "This setting allows the use of a local config file for formgrader.\nWARNING: using the local configuration file has consequences for the server, it should not be used if several users are using the same instance of Jupyterlab.": "Formgrader puede leer un archivo de configuración local.\nCUIDADO: afecta a todo el servidor; no lo actives si varias personas comparten el mismo JupyterLab.", "Top": "Arriba", "UI": "Interfaz", "Verbose": "Detallado", "Warning": "Aviso"};
+  const SETTINGS_PREFIXES = {"Jupyter widgets settings.": "Configuración de los componentes interactivos de Jupyter.", "Option of the formgrader extension.": "Opciones de la extensión Formgrader."};
   // La interfaz en español donde el paquete de idioma no llega.
   //
   // - nbgrader 0.9.6 escribe sus textos en inglés directamente en la página: no usa el
@@ -117,25 +119,31 @@ var _JUPYTERLAB;
     "[data-command^='nbgrader:']",
     "[data-id^='nbgrader']",
     "[data-id='formgrader']",
-    "[class*='jp-Settings']",
     ".jp-Dialog",
     ".jp-DebuggerBugButton",
     ".jp-NotebookTools",
     ".lm-Menu-item[data-command^='help-menu-']",
   ].join(", ");
+  // El editor de configuración: las opciones de las listas y los títulos de los esquemas que
+  // el servidor no traduce (propiedades anidadas, extensiones sin paquete de idioma) solo se
+  // cambian aquí, con SETTINGS y SETTINGS_PREFIXES.
+  const SETTINGS_REGIONS = ".jp-SettingsPanel, .jp-PluginList";
+  const ALL_REGIONS = `${REGIONS}, ${SETTINGS_REGIONS}`;
   const SKIP = "pre, code, .jp-InputArea, .jp-OutputArea, .cm-editor";
   const ATTRIBUTES = ["title", "placeholder", "aria-label"];
 
-  function spanish(text) {
+  function spanish(text, settings = false) {
     const trimmed = text.trim();
     if (!trimmed) {
       return null;
     }
-    const found = TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")];
+    const found =
+      TEXTS[trimmed] ?? TEXTS[trimmed.replace(/\s+/g, " ")] ?? (settings ? SETTINGS[trimmed] : undefined);
     if (found !== undefined) {
       return text.replace(trimmed, found);
     }
-    for (const [english, translated] of Object.entries(PREFIXES)) {
+    const prefixes = settings ? { ...PREFIXES, ...SETTINGS_PREFIXES } : PREFIXES;
+    for (const [english, translated] of Object.entries(prefixes)) {
       if (trimmed.startsWith(english)) {
         return text.replace(english, translated);
       }
@@ -144,14 +152,18 @@ var _JUPYTERLAB;
   }
 
   function inRegion(element) {
-    return element !== null && element.closest(REGIONS) !== null && element.closest(SKIP) === null;
+    return element !== null && element.closest(ALL_REGIONS) !== null && element.closest(SKIP) === null;
+  }
+
+  function inSettings(element) {
+    return element.closest(SETTINGS_REGIONS) !== null;
   }
 
   function translateText(node) {
     const parent = node.parentElement;
     if (parent !== null && parent.closest(".jp-Dialog pre") !== null) {
       const message = OUTPUTS[node.data.trim()];
-      if (message !== undefined) {
+      if (message !== undefined && message !== node.data) {
         node.data = message;
       }
       return;
@@ -159,8 +171,8 @@ var _JUPYTERLAB;
     if (!inRegion(parent)) {
       return;
     }
-    const translated = spanish(node.data);
-    if (translated !== null) {
+    const translated = spanish(node.data, inSettings(parent));
+    if (translated !== null && translated !== node.data) {  // si no, otra mutación: sin fin
       node.data = translated;
     }
   }
@@ -183,8 +195,8 @@ var _JUPYTERLAB;
     }
     for (const name of ATTRIBUTES) {
       const value = element.getAttribute(name);
-      const translated = value === null ? null : spanish(value);
-      if (translated !== null) {
+      const translated = value === null ? null : spanish(value, inSettings(element));
+      if (translated !== null && translated !== value) {
         element.setAttribute(name, translated);
       }
     }
@@ -198,7 +210,7 @@ var _JUPYTERLAB;
     if (root.nodeType !== Node.ELEMENT_NODE) {
       return;
     }
-    if (root.closest(REGIONS) === null && root.querySelector(REGIONS) === null) {
+    if (root.closest(ALL_REGIONS) === null && root.querySelector(ALL_REGIONS) === null) {
       return;
     }
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
