@@ -285,7 +285,7 @@ ALLOWED = {
     "subshell", "el", "media", "extra", "utc", "mathjax", "cursor", "color", "regular",
     "natural", "modal", "base", "visible", "virtual", "true", "tab", "zoom", "tokens", "comm",
     "subshells", "macos", "meta", "ms", "rectangular", "ipdb", "cmd", "vi", "ch", "global",
-    "dom", "chrome", "chromium", "edge", "firefox",
+    "dom", "chrome", "chromium", "edge", "firefox", "cpu",
 }  # fmt: skip
 # Lo que no son palabras de la interfaz: atajos de teclado entre paréntesis, URL, rutas, el
 # nombre de la aplicación Jupyter Notebook, código entre `…`, valores entre comillas,
