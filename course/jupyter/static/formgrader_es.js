@@ -87,8 +87,24 @@
     }
   }
 
+  // Las cabeceras en español son más largas: en la tabla de tareas, la última columna
+  // («Publicar devolución») quedaba cortada. Cabeceras algo más pequeñas y menos relleno;
+  // si aun así no cabe, la tabla se desplaza dentro de su recuadro.
+  function compactTables() {
+    const style = document.createElement("style");
+    style.textContent =
+      ".dataTables_wrapper { overflow-x: auto; }" +
+      " table.dataTable > thead > tr > th, table.dataTable > tbody > tr > td" +
+      " { padding-left: 4px !important; }" +
+      " table.dataTable > thead > tr > th.sorting_disabled, table.dataTable > tbody > tr > td" +
+      " { padding-right: 4px !important; }" +
+      " table.dataTable > thead > tr > th { font-size: 12px; }";
+    document.head.appendChild(style);
+  }
+
   function start() {
     document.documentElement.lang = "es";
+    compactTables();
     translateTree(document.documentElement);
     new MutationObserver(observe).observe(document.documentElement, {
       childList: true,
