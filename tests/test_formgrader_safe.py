@@ -28,6 +28,7 @@ from types import SimpleNamespace
 import lxml.html
 import nbformat
 import pytest
+from jinja2 import DictLoader, Environment
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_output
 from tornado.httputil import HTTPHeaders
@@ -199,6 +200,23 @@ def test_formgrader_responses_get_a_fresh_nonce_and_files_a_sandbox():
     assert files["Content-Security-Policy"].endswith("; sandbox")
     _, lab, _ = _respond("/lab", page)
     assert "Content-Security-Policy" not in lab  # JupyterLab no cambia
+
+
+def test_a_formgrader_page_is_never_reused_from_the_browser_cache():
+    """Con un 304 el navegador reusaría el HTML de la visita anterior, con su nonce viejo,
+    bajo la CSP nueva: ningún guion de la página correría en la segunda visita."""
+    transform = safety._transform("/", set())(SimpleNamespace(path="/formgrader/gradebook"))
+    headers = HTTPHeaders({"Content-Type": "text/html", "Etag": '"abc"'})
+    _, headers, _ = transform.transform_first_chunk(200, headers, b"<p>hola</p>", True)
+    assert headers["Cache-Control"] == "no-store" and "Etag" not in headers
+
+
+def test_a_template_script_keeps_the_one_nonce_it_already_has():
+    loader = safety.NonceLoader(
+        DictLoader({"t.html": '<script nonce="n1" src="a.js">'}), bool, None, set()
+    )
+    source, _, _ = loader.get_source(Environment(), "t.html")
+    assert source.count("nonce=") == 1
 
 
 # --- En Chromium ---------------------------------------------------------------------

@@ -63,7 +63,7 @@ class NonceLoader(BaseLoader):
                 "init_mathjax = function", MATHJAX_FONTS + "init_mathjax = function"
             )
         self.hashes.update(_digest(code) for code in HANDLER.findall(source))
-        source = re.sub(r"<script\b", f'<script nonce="{MARKER}"', source)
+        source = re.sub(r"<script\b(?![^>]*\snonce=)", f'<script nonce="{MARKER}"', source)
         return source, filename, uptodate
 
 
@@ -120,6 +120,10 @@ def _transform(base_url: str, hashes: set) -> type:
             sandbox = bool(files.match(self.path))
             headers["Content-Security-Policy"] = policy(nonce, hashes, sandbox)
             headers["X-Content-Type-Options"] = "nosniff"
+            # Cada respuesta lleva su nonce: una página guardada por el navegador (un 304
+            # por su ETag) no casaría con la CSP nueva y ninguno de sus guiones correría.
+            headers["Cache-Control"] = "no-store"
+            headers.pop("Etag", None)
             return status_code, headers, chunk
 
     return ContentSecurityPolicy
