@@ -13,7 +13,10 @@ paquete con el nombre de un ejercicio hace fallar la prueba aunque nadie la anot
 
 import ast
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 import textwrap
 
 import nbformat
@@ -99,6 +102,29 @@ def test_known_answers_are_stubs_in_lab7_copy(tmp_path):
         assert f"def {name}(*args, **kwargs):" in text
         assert "sacrebleu.BLEU(lowercase=True)" not in text or name != "bleu"
     assert "pad_sequence([s for s, _ in batch]" not in (copy / "data/batching.py").read_text()
+
+
+def test_the_toy_batches_of_the_visible_tests_work_in_the_lab7_copy(tmp_path):
+    """Las pruebas visibles del laboratorio 7 usan ``examples.toy_batches`` en el núcleo
+    (en el zip no hay calificador): sus lotes no pueden depender del ``collate`` quitado."""
+    sandbox.course_copy(labs.LABS["07_multi30k"], tmp_path / "course")
+    code = textwrap.dedent("""
+        from course import data, examples
+        batches = examples.toy_batches(examples.toy_tokenizer())
+        print(len(batches), tuple(batches[0].src.shape))
+        try:
+            data.collate([], 0)
+        except NotImplementedError:
+            print("collate sin código")
+    """)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    count, shape = done.stdout.splitlines()[0].split(" ", 1)
+    assert int(count) > 1 and shape.startswith("(")
+    assert done.stdout.splitlines()[1] == "collate sin código"
 
 
 def _importing_notebook(lab_id: str, candidates: dict[str, list[str]]) -> nbformat.NotebookNode:
