@@ -88,7 +88,6 @@ def pytest_runtest_makereport(item, call):
     tool = _missing_tool_in(str(call.excinfo.value))
     if tool is None or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         return
-    _skipped[tool] += 1
     report.outcome = "skipped"
     report.longrepr = (str(item.path), item.location[1] or 0, f"sin {tool}")
 
@@ -101,8 +100,13 @@ def _missing_tool_in(text: str) -> str | None:
 
 
 def pytest_runtest_logreport(report):
-    if report.skipped and "Chromium" in str(report.longrepr) and "chromium" in missing_tools():
-        _skipped["chromium"] += 1
+    """Cuenta las omisiones por herramienta, vengan de esta conftest o de la propia prueba."""
+    if not report.skipped:
+        return
+    reason = str(report.longrepr).lower()
+    for tool in missing_tools():
+        if tool in reason:
+            _skipped[tool] += 1
 
 
 def pytest_terminal_summary(terminalreporter):

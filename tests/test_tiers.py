@@ -30,6 +30,9 @@ def test_esencial():
 
 def test_falla_de_verdad():
     assert False, "otro fallo"
+
+def test_omitida_por_la_prueba():
+    pytest.skip("sin aislamiento aquí: no está instalado bubblewrap (bwrap)")
 """
 
 
@@ -43,10 +46,10 @@ def inner(pytester, monkeypatch):
 
 def test_fast_tier_skips_slow_tests_and_names_the_missing_tool(inner):
     result = inner.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, skipped=1, failed=1, deselected=1)
+    result.assert_outcomes(passed=1, skipped=2, failed=1, deselected=1)
     result.stdout.fnmatch_lines(
         [
-            "Sin bubblewrap: 1 prueba omitida. Instálalo con «sudo apt-get install bubblewrap»*",
+            "Sin bubblewrap: 2 pruebas omitidas. Instálalo con «sudo apt-get install bubblewrap»*",
             "Nivel rápido: 1 prueba lenta sin ejecutar*--todas*",
         ]
     )
@@ -54,7 +57,7 @@ def test_fast_tier_skips_slow_tests_and_names_the_missing_tool(inner):
 
 def test_lentas_runs_only_what_the_fast_tier_left_out(inner):
     result = inner.runpytest("-p", "no:cacheprovider", "--lentas", "-k", "not falla")
-    result.assert_outcomes(passed=1, deselected=3)
+    result.assert_outcomes(passed=1, deselected=4)
 
 
 def test_under_ci_a_missing_tool_fails_the_run(inner, monkeypatch):
