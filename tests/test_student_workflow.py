@@ -1,6 +1,7 @@
 """El estudiante trabaja en su copia (``empezar``), el zip de estudiantes sale de ``source/``
 y su línea de órdenes solo ofrece las órdenes del estudiante (issues 14 y 15)."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -157,3 +158,31 @@ def test_check_in_the_bundle_runs_the_visible_tests_and_explains_the_hidden_ones
     unknown = _course(student_bundle, "check", work, "--lab", "99_nada")
     assert unknown.returncode == 2
     assert "01_atencion, 02_normalizacion." in unknown.stderr
+
+
+def _course_imports(source: str) -> set[str]:
+    """Los módulos ``course.…`` que importa un archivo al cargarse (las importaciones dentro
+    de una función pueden estar protegidas: ``check`` y ``doctor`` saben que el zip no
+    lleva la calificación)."""
+    found = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("course.")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course"):
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+@pytest.mark.parametrize("through", ["01_atencion", "07_multi30k"])
+def test_every_module_in_the_bundle_imports_only_what_the_bundle_ships(through):
+    names = set(bundle.contents(through))
+    missing = []
+    for name in sorted(n for n in names if n.startswith("course/") and n.endswith(".py")):
+        for module in _course_imports((labs.REPO / name).read_text(encoding="utf-8")):
+            path = module.replace(".", "/")
+            in_repo = (labs.REPO / f"{path}.py").is_file() or (labs.REPO / path).is_dir()
+            shipped = f"{path}.py" in names or f"{path}/__init__.py" in names
+            if in_repo and not shipped:
+                missing.append(f"{name} importa {module}")
+    assert not missing, "El zip lleva módulos que importan lo que no lleva:\n" + "\n".join(missing)

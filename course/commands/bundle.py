@@ -26,7 +26,7 @@ from course import labs
 # Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
 INSTRUCTOR_ONLY = {
     "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
-    "commands/export.py", "commands/bundle.py",
+    "commands/export.py", "commands/bundle.py", "jupyter/safety.py",
 }  # fmt: skip
 # Catálogo de errores típicos (course.mistakes): el código de un mutante vale tanto como la
 # respuesta. Van solo el paquete y las huellas de salidas equivocadas.

@@ -34,11 +34,14 @@ SETTINGS = {
     },
 }
 EXTENSION = Path(language_pack.__file__).parent / "labextension"
+# La protección de Formgrader (safety) limpia con course.grading, que el zip de
+# estudiantes no lleva: allí no hay entregas que calificar y la extensión no se activa.
+_SAFETY = (Path(language_pack.__file__).parent / "safety.py").is_file()
 SERVER = {
     "ServerApp": {
         "jpserver_extensions": {
             "course.jupyter.formgrader": True,
-            "course.jupyter.safety": True,
+            **({"course.jupyter.safety": True} if _SAFETY else {}),
             "course.jupyter.server_locale": True,
         }
     }
