@@ -67,7 +67,9 @@ def test_grading_verifies_the_full_run_beside_the_notebook(submission, tmp_path)
     result = grade_notebook(submission / f"{LAB.id}.ipynb", LAB, keep=tmp_path / "calificado.ipynb")
     assert result.auto_points == result.auto_max, [c for c in result.cells if c.message]
     printed = _outputs(tmp_path / "calificado.ipynb", "ej7_archivo_oculta")
-    assert "Ejecución completa verificada (32/32 líneas elegidas al azar y reproducidas)" in printed, printed
+    assert (
+        "Ejecución completa verificada (32/32 líneas elegidas al azar y reproducidas)" in printed
+    ), printed
     assert "pregunta 4: 0 de 6 puntos" in printed  # un modelo de humo no llega a BLEU 10
     assert _fingerprint(submission) == before  # la entrega no se toca
 
