@@ -94,7 +94,6 @@ def course_copy(lab: labs.Lab, target: Path) -> Path:
     package = Path(course.__file__).parent
     fingerprints = sorted((package / "mistakes" / "fingerprints").glob("*.json"))
     json_names = [path.name for path in fingerprints]
-    answers = exercise_names(tuple(order[order.index(lab.id) :]))
     for path in sorted(package.rglob("*.py")) + fingerprints:
         inside = path.relative_to(package)
         if inside.parts[0] == "reference" and path.stem in hidden:
@@ -108,9 +107,8 @@ def course_copy(lab: labs.Lab, target: Path) -> Path:
         if inside.as_posix() == "grading/__init__.py":
             destination.write_text('"""Solo el agente del núcleo."""\n')
         elif path.suffix == ".py":
-            known = set(ANSWERS.get(inside.as_posix(), ()))
-            text = path.read_text(encoding="utf-8")
-            destination.write_text(_without_answers(text, answers | known), encoding="utf-8")
+            text = without_answers(path.read_text(encoding="utf-8"), inside.as_posix(), lab.id)
+            destination.write_text(text, encoding="utf-8")
         else:
             shutil.copyfile(path, destination)
     return target
@@ -154,6 +152,15 @@ def exercise_names(lab_ids: tuple[str, ...]) -> frozenset[str]:
                 if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
             }
     return frozenset(names)
+
+
+def without_answers(source: str, inside: str, lab_id: str) -> str:
+    """``source``, el módulo ``course/<inside>``, sin el código de lo que resuelve un
+    ejercicio de ``lab_id`` o de un laboratorio siguiente (lo que se llama como un ejercicio
+    y :data:`ANSWERS`). Lo usan la copia del núcleo y el zip de estudiantes."""
+    order = list(labs.LABS)
+    names = exercise_names(tuple(order[order.index(lab_id) :])) | set(ANSWERS.get(inside, ()))
+    return _without_answers(source, names)
 
 
 def _without_answers(source: str, names: set[str]) -> str:
