@@ -8,7 +8,7 @@ mismo tamaño de modelo, los mismos datos, el mismo ``train_step`` y AdamW:
   la más larga, precisión completa (fp32);
 - la receta tal como la usa ``python -m course train``: lotes por cubetas de longitud
   (``TokenBucketSampler``, presupuesto de *tokens*), pre-norm,
-  ``F.scaled_dot_product_attention`` y ``F.layer_norm`` (``course.train.use_fused_kernels``)
+  ``F.scaled_dot_product_attention`` y ``F.layer_norm`` (``course.translation.train.use_fused_kernels``)
   y, en CUDA, ``bfloat16`` con ``autocast``.
 
 B de la base se elige para que sus lotes ocupen, relleno incluido, lo mismo que el
@@ -29,15 +29,15 @@ import time
 
 import torch
 
-from course import data
 from course.argparse_es import ArgumentParser
-from course.config import PRESETS, TrainConfig
-from course.data import PAD_IDX
-from course.data.batching import collate
 from course.reference.model import Transformer, count_parameters
 from course.reference.training import make_optimizer
 from course.reference.translation import train_step
-from course.train import autocast, use_fused_kernels
+from course.translation import data
+from course.translation.config import PRESETS, TrainConfig
+from course.translation.data import PAD_IDX
+from course.translation.data.batching import collate
+from course.translation.train import autocast, use_fused_kernels
 
 
 def random_batches(lengths: list[int], batch_size: int, seed: int) -> list[list[int]]:

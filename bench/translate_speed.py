@@ -1,7 +1,7 @@
 """Tiempo de traducir las 1000 frases de test_2016_flickr: voraz y búsqueda en haz.
 
 Carga un punto de control de ``python -m course train`` (``best.pt``), traduce el conjunto
-de prueba en lotes ordenados por longitud (``course.decoding.translate``) y mide el tiempo
+de prueba en lotes ordenados por longitud (``course.translation.decoding.translate``) y mide el tiempo
 de pared de cada modo, con su BLEU (sacreBLEU, con mayúsculas, detokenizado).
 
 Objetivos en CPU: voraz <= 20 s, haz 5 <= 90 s.
@@ -14,10 +14,10 @@ import time
 
 import torch
 
-from course import data
 from course.argparse_es import ArgumentParser
-from course.decoding import bleu, translate
-from course.train import load_model
+from course.translation import data
+from course.translation.decoding import bleu, translate
+from course.translation.train import load_model
 
 
 def main() -> None:

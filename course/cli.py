@@ -38,7 +38,7 @@ def _parser() -> ArgumentParser:
 
 
 def _train_arguments(commands) -> None:
-    """``train``: una receta (``course.config.PRESETS``) y lo que se suele querer cambiar de
+    """``train``: una receta (``course.translation.config.PRESETS``) y lo que se suele querer cambiar de
     ella sin editar código: épocas, tope de minutos y tamaño del lote."""
     train = _command(commands, "train", "entrena el traductor de Multi30k y mide su BLEU")
     train.add_argument(

@@ -1,5 +1,7 @@
-"""Tabla única de laboratorios: identificador -> título y módulo de referencia."""
+"""Tabla única de laboratorios (identificador -> título y módulo de referencia) y las
+carpetas del curso. Sin dependencias pesadas: se importa rápido."""
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,3 +70,9 @@ def get(lab_id: str) -> Lab:
             f"Laboratorio desconocido: «{lab_id}». Laboratorios disponibles: {known}."
         )
     return lab
+
+
+def cache_root() -> Path:
+    """Carpeta de caché del curso, fuera del repositorio (respeta ``XDG_CACHE_HOME``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "transformer-es"

@@ -1,4 +1,5 @@
-"""Mensajes para personas: recortados por palabras y sin las rutas del servidor."""
+"""Mensajes para personas: recortados por palabras, sin las rutas del servidor y con los
+números escritos a la española."""
 
 import re
 
@@ -48,3 +49,18 @@ def printable(text: object, multiline: bool = False) -> str:
         return match[0].encode("unicode_escape", "backslashreplace").decode("ascii")
 
     return UNPRINTABLE.sub(escape, str(text))
+
+
+def number(value: float, decimals: int = 0) -> str:
+    """``value`` con la coma decimal y, desde cinco cifras, los miles separados por un
+    espacio (la norma de la RAE): ``number(6713)`` → ``6713``, ``number(2152480)`` →
+    ``2 152 480``, ``number(9.94, 1)`` → ``9,9``.
+
+    Un solo formato para todo lo que el curso imprime o escribe para una persona; los
+    archivos para máquinas (JSON, CSV) guardan el número tal cual.
+    """
+    value = round(value, decimals) + 0.0  # + 0.0: «-0,0» queda «0,0»
+    grouped = f"{value:,.{decimals}f}"  # 2,152,480.50 (formato inglés)
+    if len(grouped.lstrip("-").split(".")[0]) <= 5:  # «6,713»: cuatro cifras, sin espacio
+        grouped = grouped.replace(",", "")
+    return grouped.replace(",", " ").replace(".", ",")

@@ -241,8 +241,8 @@ print("doble fork hecho")
 
 code_attack("checks_append", "persistencia", "blanco", '''
 veneno = "\\n# " + MARCA + "\\ndef close(*a, **k):\\n    return None\\nshape = tensor = rows_sum_to_one = close\\n"
-import course.checks
-for ruta in ["@REPO@/course/checks.py", course.checks.__file__, "@REPO@/course/__init__.py"]:
+import course.student.checks
+for ruta in ["@REPO@/course/student/checks.py", course.student.checks.__file__, "@REPO@/course/__init__.py"]:
     escribe(ruta, veneno)
 escribe("@REPO@/course/__pycache__/checks.cpython-311.pyc", MARCA, "w")
 escribe(sys.prefix + "/lib/python3.11/site-packages/sitecustomize.py", "print(" + repr(MARCA) + ")\\n")
@@ -519,14 +519,14 @@ def scaled_dot_product_attention(query, key, value, mask=None):
 ''')
 
 code_attack("patch_checks", "inflado", "blanco", '''
-import types, course.checks, course.guard
+import types, course.student.checks, course.student.guard
 def nada(*a, **k):
     return None
 for nombre in ("close", "shape", "tensor", "rows_sum_to_one", "finite", "dtype", "device", "load_reference"):
-    intenta(setattr, course.checks, nombre, nada)
-    intenta(vars(course.checks).__setitem__, nombre, nada)  # sin el __setattr__ del módulo
-intenta(vars(course.checks).__setitem__, "ATOL_F32", float("inf"))
-for modulo in (course.checks, course.guard):
+    intenta(setattr, course.student.checks, nombre, nada)
+    intenta(vars(course.student.checks).__setitem__, nombre, nada)  # sin el __setattr__ del módulo
+intenta(vars(course.student.checks).__setitem__, "ATOL_F32", float("inf"))
+for modulo in (course.student.checks, course.student.guard):
     for nombre, f in list(vars(modulo).items()):
         if isinstance(f, types.FunctionType):
             for celda in f.__closure__ or ():
@@ -567,13 +567,13 @@ paquete = types.ModuleType("course.reference")
 paquete.attention = falso
 paquete.__path__ = []
 sys.modules["course.reference"] = paquete
-controles = types.ModuleType("course.checks")
+controles = types.ModuleType("course.student.checks")
 controles.__getattr__ = lambda nombre: (lambda *a, **k: None)
-sys.modules["course.checks"] = controles
+sys.modules["course.student.checks"] = controles
 ''', where="ej5_atencion", wrong=True)
 
 answers_attack("zero_inputs", "inflado", '''
-import course.examples as ejemplos
+import course.student.examples as ejemplos
 def attention_scores(query, key):
     query.zero_(); key.zero_()
     return torch.zeros(*query.shape[:-1], key.shape[-2])
@@ -833,7 +833,7 @@ def _setup(notebook, context, name):
     cell = tampering.cell(notebook, "preparacion")
     cell.source = (
         "from course.reference.attention import *\nimport torch, math\n"
-        "from course import checks, examples\n"
+        "from course.student import checks, examples\n"
     )
     cell.metadata["nbgrader"]["locked"] = False
     return notebook

@@ -4,7 +4,7 @@ Al calificar el laboratorio L, el núcleo importa ``course`` de una copia
 (``course.grading.sandbox.course_copy``). Ninguna función de esa copia puede resolver un
 ejercicio de L ni de un laboratorio siguiente: ni las referencias (``course.reference``),
 ni una función del paquete que se llame como un ejercicio, ni las que lo resuelven con otro
-nombre (``course.decoding.bleu`` para el ``corpus_bleu`` del laboratorio 7).
+nombre (``course.translation.decoding.bleu`` para el ``corpus_bleu`` del laboratorio 7).
 
 Los ejercicios se buscan aquí por su cuenta (las celdas de solución de cada cuaderno
 fuente) y los candidatos en el paquete instalado, módulo a módulo: así una función nueva del
@@ -29,8 +29,8 @@ from course.grading import grade_notebook, sandbox
 ORDER = list(labs.LABS)
 # Soluciones con otro nombre: ejercicio -> expresión que lo resolvería con el paquete.
 KNOWN = {
-    "collate": ["course.data.batching.collate", "course.data.collate"],
-    "corpus_bleu": ["lambda h, r: course.decoding.bleu(h, r).score"],
+    "collate": ["course.translation.data.batching.collate", "course.translation.data.collate"],
+    "corpus_bleu": ["lambda h, r: course.translation.decoding.bleu(h, r).score"],
 }
 needs_bwrap = pytest.mark.skipif(bool(sandbox.available()), reason=sandbox.available() or "")
 
@@ -97,11 +97,17 @@ def test_the_copy_holds_no_answer(lab_id, tmp_path):
 def test_known_answers_are_stubs_in_lab7_copy(tmp_path):
     """``collate`` y ``bleu`` existen en la copia (el bucle de entrenamiento los nombra), sin código."""
     copy = sandbox.course_copy(labs.LABS["07_multi30k"], tmp_path / "course")
-    for relative, name in [("data/batching.py", "collate"), ("decoding.py", "bleu")]:
+    for relative, name in [
+        ("translation/data/batching.py", "collate"),
+        ("translation/decoding.py", "bleu"),
+    ]:
         text = (copy / relative).read_text(encoding="utf-8")
         assert f"def {name}(*args, **kwargs):" in text
         assert "sacrebleu.BLEU(lowercase=True)" not in text or name != "bleu"
-    assert "pad_sequence([s for s, _ in batch]" not in (copy / "data/batching.py").read_text()
+    assert (
+        "pad_sequence([s for s, _ in batch]"
+        not in (copy / "translation/data/batching.py").read_text()
+    )
 
 
 def test_the_toy_batches_of_the_visible_tests_work_in_the_lab7_copy(tmp_path):
@@ -109,7 +115,8 @@ def test_the_toy_batches_of_the_visible_tests_work_in_the_lab7_copy(tmp_path):
     (en el zip no hay calificador): sus lotes no pueden depender del ``collate`` quitado."""
     sandbox.course_copy(labs.LABS["07_multi30k"], tmp_path / "course")
     code = textwrap.dedent("""
-        from course import data, examples
+        from course.translation import data
+        from course.student import examples
         batches = examples.toy_batches(examples.toy_tokenizer())
         print(len(batches), tuple(batches[0].src.shape))
         try:
@@ -185,12 +192,12 @@ def test_training_uses_the_notebook_collate_and_bleu_in_the_lab7_copy(tmp_path):
         from torch.nn.utils.rnn import pad_sequence
         import course
         assert course.__file__.startswith(sys.argv[1]), course.__file__
-        from course import data, decoding
-        from course.config import PRESETS
+        from course.translation import data, decoding
+        from course.translation.config import PRESETS
         import math
         import torch.nn.functional as F
         from course.reference.model import make_src_mask, make_tgt_mask  # laboratorio 6: está
-        from course.train import train
+        from course.translation.train import train
         calls = {"collate": 0, "bleu": 0}
 
         def collate(pairs, pad_idx):

@@ -37,7 +37,7 @@ COPIED = ("jupyterlab_language_pack_es_ES",)
 
 
 def _data_dir() -> Path:
-    from course.data import sources
+    from course.translation.data import sources
 
     try:
         return sources.locate(allow_download=False)

@@ -1,12 +1,13 @@
-"""``course.checks``: cada comprobación acepta lo correcto y rechaza, en español, lo incorrecto."""
+"""``course.student.checks``: cada comprobación acepta lo correcto y rechaza, en español, lo incorrecto."""
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from course import checks, mistakes
+from course import mistakes
 from course.reference.multihead import MultiHeadAttention
+from course.student import checks
 
 
 class FakeTensor(torch.Tensor):
@@ -198,7 +199,7 @@ def test_copy_mha_weights_makes_our_module_match_pytorch():
     checks.close("salida", actual, expected)
 
 
-# --- Vigilancia de parches (course.guard) --------------------------------------------------
+# --- Vigilancia de parches (course.student.guard) --------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -223,11 +224,11 @@ def test_a_patched_function_makes_every_check_fail_naming_it(monkeypatch, owner,
 
 def test_vars_of_checks_does_not_change_what_the_tests_call(monkeypatch):
     monkeypatch.setitem(vars(checks), "close", lambda *a, **k: None)
-    with pytest.raises(AssertionError, match=r"course\.checks\.close \(ahora"):
+    with pytest.raises(AssertionError, match=r"course\.student\.checks\.close \(ahora"):
         checks.close("x", torch.ones(2), torch.zeros(2))
-    from course.checks import close
+    from course.student.checks import close
 
-    with pytest.raises(AssertionError, match="course.checks.close"):
+    with pytest.raises(AssertionError, match="course.student.checks.close"):
         close("x", torch.ones(2), torch.ones(2))
 
 

@@ -1,4 +1,4 @@
-"""Pruebas de ``course.data``: búsqueda y verificación de Multi30k, tokenizador y lotes.
+"""Pruebas de ``course.translation.data``: búsqueda y verificación de Multi30k, tokenizador y lotes.
 
 Todas usan un corpus de juguete generado, salvo las marcadas con ``needs_multi30k``, que
 leen la copia real (``MULTI30K_DIR`` o ``../shared/multi30k``) y se omiten si no está. Ninguna usa la red:
@@ -15,10 +15,10 @@ import pytest
 import torch
 from torch.utils.data import BatchSampler, RandomSampler
 
-import course.data.sources as sources
-from course import data
-from course.data.corpus import write_gz
-from course.examples import PAD_IDX as EXAMPLES_PAD_IDX
+import course.translation.data.sources as sources
+from course.student.examples import PAD_IDX as EXAMPLES_PAD_IDX
+from course.translation import data
+from course.translation.data.corpus import write_gz
 
 REAL_DIR = Path(os.environ.get(data.ENV_VAR) or data.shared_dir())  # leída antes de aislar
 REAL_PRESENT = all((REAL_DIR / name).is_file() for name in data.MULTI30K_SHA256)

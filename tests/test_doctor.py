@@ -135,7 +135,7 @@ def test_missing_bubblewrap_or_chromium_is_a_warning_that_says_how_to_install(mo
 
 
 def test_the_whole_data_message_is_shown(monkeypatch):
-    from course.data import sources
+    from course.translation.data import sources
 
     def missing(**_):
         raise sources.DataError("No se encuentran.\n  1. uno;\n  2. dos.\nDescarga y define X.")

@@ -1,4 +1,4 @@
-"""``course.hints``: una línea en español para los errores reales de PyTorch y de Python."""
+"""``course.student.hints``: una línea en español para los errores reales de PyTorch y de Python."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from course import hints
+from course.student import hints
 
 
 class Forgetful(nn.Module):
@@ -87,11 +87,11 @@ def test_unknown_errors_get_nothing(ename, evalue):
 
 
 def test_the_kernel_keeps_the_traceback_and_adds_the_line():
-    """En IPython, importar ``course.checks`` engancha la pista; el error sigue siendo error."""
+    """En IPython, importar ``course.student.checks`` engancha la pista; el error sigue siendo error."""
     script = """
 from IPython.testing.globalipapp import start_ipython
 shell = start_ipython()
-shell.run_cell("from course import checks")
+shell.run_cell("from course.student import checks")
 result = shell.run_cell("import torch\\ntorch.ones(3, 4) @ torch.ones(5, 6)")
 assert isinstance(result.error_in_exec, RuntimeError), result
 result = shell.run_cell("1 +")

@@ -84,7 +84,7 @@ def _values():
 
 
 def _patches_blocked():
-    # Antes de cualquier parche: dos intentos que course.checks rechaza sin cambiar nada.
+    # Antes de cualquier parche: dos intentos que course.student.checks rechaza sin cambiar nada.
     nb = t.solved()
     t.answer(
         nb, "ej1_puntuaciones", WRONG["ej1_puntuaciones"] + "checks.close = lambda *a, **k: None\n"
@@ -135,7 +135,7 @@ def _patches_defeating():
 
 
 def _patch_before_setup():
-    # Una celda nueva al principio, antes de la de preparación (y de importar course.checks).
+    # Una celda nueva al principio, antes de la de preparación (y de importar course.student.checks).
     nb = t.solved()
     t.answer(nb, "ej2_softmax", WRONG["ej2_softmax"])
     t.insert_code(
@@ -450,12 +450,15 @@ def test_regrading_gives_identical_scores(graded, tmp_path):
         ("import torch\ntorch.allclose = lambda *a: True", "modifica torch.allclose"),
         ("import numpy as np\nnp.testing.assert_allclose = print", "modifica np.testing"),
         ("from torch import Tensor\nTensor.__eq__ = None", "modifica Tensor.__eq__"),
-        ("import course.checks as c\nsetattr(c, 'close', print)", "setattr sobre c"),
-        ("from course import checks\nchecks.__dict__['close'] = 1", "usa checks.__dict__"),
+        ("import course.student.checks as c\nsetattr(c, 'close', print)", "setattr sobre c"),
+        ("from course.student import checks\nchecks.__dict__['close'] = 1", "usa checks.__dict__"),
         ("from course.reference import attention", "importa course.reference.attention"),
         ("import course.reference.attention as r", "importa course.reference.attention"),
         ("import importlib\nimportlib.import_module('course.reference')", "importa course.ref"),
-        ("from course import checks\nchecks = None", "reasigna checks (era course.checks)"),
+        (
+            "from course.student import checks\nchecks = None",
+            "reasigna checks (era course.student.checks)",
+        ),
         ("import torch.nn.functional as F\nimport mi_modulo as F", "reasigna F (era torch.nn"),
     ],
 )
@@ -484,7 +487,7 @@ SUSPICIOUS = [  # (código de una celda nueva, lo que dice su hallazgo)
     ("!rm -rf runs", "ejecuta la orden del sistema !rm -rf runs"),
     ("archivos = !ls", "ejecuta la orden del sistema !ls"),
     ("%%bash\necho hola\n", "usa la orden mágica %%bash"),
-    ("%%writefile course/checks.py\nclose = print\n", "usa la orden mágica %%writefile"),
+    ("%%writefile course/student/checks.py\nclose = print\n", "usa la orden mágica %%writefile"),
     ("%time eval('1 + 1')", "usa eval (código dinámico)"),
     ("exec('checks = None')", "usa exec (código dinámico)"),
     ("e = eval\ne('1')", "usa eval como e (código dinámico)"),
@@ -492,7 +495,10 @@ SUSPICIOUS = [  # (código de una celda nueva, lo que dice su hallazgo)
     ("m = __import__(nombre)", "usa __import__ (importación calculada)"),
     ("import importlib\nimportlib.import_module('course.' + n)", "importlib.import_module (import"),
     ("import importlib\nimportlib.reload(checks)", "usa importlib.reload (módulos cargados)"),
-    ("import sys\nsys.modules['course.checks'] = falso", "usa sys.modules (módulos cargados)"),
+    (
+        "import sys\nsys.modules['course.student.checks'] = falso",
+        "usa sys.modules (módulos cargados)",
+    ),
     ("from sys import modules\ndel modules['torch']", "usa sys.modules como modules"),
     ("f.__code__ = g.__code__", "usa f.__code__ (introspección)"),
     ("celda = checks.close.__closure__[0]", "usa checks.close.__closure__ (introspección)"),

@@ -1,7 +1,7 @@
-"""Ningún hecho del núcleo se cree: las ayudas de ``course.probe`` cambiadas en el núcleo.
+"""Ningún hecho del núcleo se cree: las ayudas de ``course.student.probe`` cambiadas en el núcleo.
 
-Al calificar, una ayuda de ``course.probe`` con un objeto del estudiante se ejecuta en
-su núcleo, y el núcleo puede cambiarla (``course.probe.gradients = …``): su respuesta
+Al calificar, una ayuda de ``course.student.probe`` con un objeto del estudiante se ejecuta en
+su núcleo, y el núcleo puede cambiarla (``course.student.probe.gradients = …``): su respuesta
 vale lo que valen los datos que devuelve. Cada prueba califica con el calificador de
 verdad (``course.grading.grade_notebook``, núcleo aislado) un cuaderno con errores
 honestos y el mismo cuaderno con las ayudas falsificadas, y exige que la falsificación
@@ -62,7 +62,7 @@ Decoder = _ReusingDecoder
 # Las ayudas falsificadas en el núcleo: gradientes que solo «existen», todas las capas
 # distintas y parámetros que nunca se ponen a cero.
 FORGED_PROBE = """
-import course.probe as _probe
+import course.student.probe as _probe
 
 
 def _gradients(function, *inputs, upstream=None, pick=None):

@@ -1,7 +1,7 @@
 """Laboratorio 7: la calificación ve la ejecución completa entregada junto al cuaderno.
 
 La carpeta ``runs/07_multi30k/completa`` se fabrica como la deja la sección 11 del
-cuaderno (``course.train`` con la receta ``smoke`` y las traducciones voraces de la
+cuaderno (``course.translation.train`` con la receta ``smoke`` y las traducciones voraces de la
 referencia sobre las 1000 frases de prueba), al lado de una copia del cuaderno solución.
 Necesita los datos de Multi30k (``../shared/multi30k`` en CI).
 """
@@ -13,11 +13,12 @@ import shutil
 import nbformat
 import pytest
 
-from course import data, labs
-from course.config import PRESETS
+from course import labs
 from course.grading import grade_notebook
 from course.reference.translation import translate_test_set
-from course.train import final_checkpoint, load_model, train
+from course.translation import data
+from course.translation.config import PRESETS
+from course.translation.train import final_checkpoint, load_model, train
 
 pytestmark = pytest.mark.slow  # califica en núcleos aislados
 

@@ -29,14 +29,15 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
-from course import data, labs
-from course.config import PRESETS
-from course.data import BOS_IDX, EOS_IDX, PAD_IDX
-from course.decoding import beam_search
+from course import labs
 from course.grading import grade_notebook, sandbox
 from course.reference.model import make_src_mask
 from course.reference.translation import corpus_bleu
-from course.train import final_checkpoint, load_model, train
+from course.translation import data
+from course.translation.config import PRESETS
+from course.translation.data import BOS_IDX, EOS_IDX, PAD_IDX
+from course.translation.decoding import beam_search
+from course.translation.train import final_checkpoint, load_model, train
 
 LAB = labs.get("07_multi30k")
 MAX_LEN = 20

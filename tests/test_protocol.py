@@ -16,9 +16,9 @@ import pytest
 import torch
 from torch import nn
 
-from course import checks
 from course.grading import agent, remote
 from course.grading.remote import Channel, Remote, StudentError, bind_names
+from course.student import checks
 
 
 class FakeKernel:

@@ -53,7 +53,7 @@ from leaks import secret_lines
 from course import grading, labs
 from course.commands import export, feedback, grade
 from course.grading import files, results
-from course.paths import cache_root
+from course.labs import cache_root
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +65,7 @@ SPANISH_UNREADABLE = ("no es un cuaderno válido", "se rechaza")
 # Los archivos del repositorio a los que apuntan los ataques: iguales byte a byte.
 TARGETS = (
     "source/01_atencion/01_atencion.ipynb", "release/01_atencion/01_atencion.ipynb",
-    "nbgrader_config.py", "course/checks.py", "course/__init__.py",
+    "nbgrader_config.py", "course/student/checks.py", "course/__init__.py",
     "course/reference/attention.py",
 )  # fmt: skip
 

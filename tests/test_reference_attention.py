@@ -5,13 +5,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course import checks, examples
 from course.reference.attention import (
     causal_mask,
     padding_mask,
     scaled_dot_product_attention,
     softmax,
 )
+from course.student import checks, examples
 
 SHAPES = [(2, 3, 3, 4), (1, 5, 7, 2), (3, 4, 2, 8)]  # (B, T_q, T_k, d_k)
 

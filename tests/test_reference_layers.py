@@ -10,7 +10,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch_weights import copy_layer, copy_stack, randomize_vectors
 
-from course import checks, examples
 from course.reference.attention import causal_mask, padding_mask
 from course.reference.layers import (
     Decoder,
@@ -19,6 +18,7 @@ from course.reference.layers import (
     EncoderLayer,
     PositionwiseFeedForward,
 )
+from course.student import checks, examples
 
 D_MODEL, NUM_HEADS, D_FF = 8, 2, 16
 NORM_FIRST = [False, True]

@@ -8,8 +8,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch_weights import copy_stack, randomize_vectors
 
-from course import checks
-from course.config import ModelConfig
 from course.reference.model import (
     Transformer,
     count_parameters,
@@ -17,6 +15,8 @@ from course.reference.model import (
     make_src_mask,
     make_tgt_mask,
 )
+from course.student import checks
+from course.translation.config import ModelConfig
 
 PAD, BOS, EOS = 0, 1, 2
 V_SRC, V_TGT, D, H, D_FF = 11, 13, 8, 2, 16

@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from course import checks, examples
 from course.reference.attention import causal_mask, padding_mask
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
+from course.student import checks, examples
 
 GRID = [(4, 1), (4, 2), (8, 4), (6, 3)]  # (D, H)
 

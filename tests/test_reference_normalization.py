@@ -7,7 +7,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course import checks, examples
 from course.reference.normalization import (
     AnnotatedLayerNorm,
     Dropout,
@@ -15,6 +14,7 @@ from course.reference.normalization import (
     ResidualConnection,
     RMSNorm,
 )
+from course.student import checks, examples
 
 D_MODELS = [2, 4, 16]
 

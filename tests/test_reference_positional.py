@@ -6,7 +6,6 @@ import pytest
 import torch
 from torch import nn
 
-from course import checks, examples
 from course.reference.positional import (
     LearnedPositionalEmbedding,
     PositionalEncoding,
@@ -14,6 +13,7 @@ from course.reference.positional import (
     sinusoidal_encoding,
     sinusoidal_encoding_exp,
 )
+from course.student import checks, examples
 
 SIZES = [(1, 2), (6, 4), (50, 16), (7, 5), (200, 64)]  # (T, D), incluido un D impar
 

@@ -6,8 +6,6 @@ import pytest
 import torch
 from torch import nn
 
-from course import checks, examples
-from course.config import ModelConfig
 from course.reference.model import Transformer, greedy_decode, make_src_mask
 from course.reference.training import (
     BOS_IDX,
@@ -22,6 +20,8 @@ from course.reference.training import (
     noam_lambda,
     train_copy_task,
 )
+from course.student import checks, examples
+from course.translation.config import ModelConfig
 
 
 def _logits_and_target(seed: int) -> tuple[torch.Tensor, torch.Tensor]:

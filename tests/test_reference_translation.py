@@ -7,12 +7,12 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-from course import data
-from course.config import ModelConfig
-from course.decoding import translate_with_attention
 from course.reference import translation
 from course.reference.model import Transformer
 from course.reference.training import make_optimizer
+from course.translation import data
+from course.translation.config import ModelConfig
+from course.translation.decoding import translate_with_attention
 
 
 @pytest.fixture(scope="module")

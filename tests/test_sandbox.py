@@ -17,8 +17,7 @@ import pytest
 from course import grading, labs
 from course.commands import check, grade
 from course.grading import sandbox
-from course.labs import CourseError
-from course.paths import cache_root
+from course.labs import CourseError, cache_root
 
 needs_bwrap = pytest.mark.skipif(
     bool(sandbox.available()), reason=f"sin aislamiento aquí: {sandbox.available()}"
@@ -152,7 +151,7 @@ def test_the_kernel_sees_no_answers_no_network_and_a_read_only_system(tmp_path, 
         print("referencia", fails(lambda: importlib.import_module("course.reference.attention")))
         print("red", fails(lambda: socket.create_connection(("1.1.1.1", 80), timeout=2)))
         print("raiz", fails(lambda: open("/escrito-por-el-nucleo", "w")))
-        print("curso", fails(lambda: open(repo + "/course/checks.py", "a")))
+        print("curso", fails(lambda: open(repo + "/course/student/checks.py", "a")))
         open("propio.txt", "w").write("ok")
         print("trabajo", open("propio.txt").read() == "ok")
         """,

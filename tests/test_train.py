@@ -11,13 +11,20 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from course import cli, data
-from course import train as train_module
-from course.config import PRESETS, ModelConfig, TrainConfig
-from course.decoding import beam_search, bleu, translate
+from course import cli
 from course.reference import translation
 from course.reference.model import Transformer, greedy_decode, make_src_mask
-from course.train import CheckpointError, final_checkpoint, load_checkpoint, load_model, train
+from course.translation import data
+from course.translation import train as train_module
+from course.translation.config import PRESETS, ModelConfig, TrainConfig
+from course.translation.decoding import beam_search, bleu, translate
+from course.translation.train import (
+    CheckpointError,
+    final_checkpoint,
+    load_checkpoint,
+    load_model,
+    train,
+)
 
 TINY = TrainConfig(
     name="tiny",

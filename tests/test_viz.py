@@ -1,11 +1,11 @@
-"""``course.viz``: cada figura se dibuja con datos pequeños, con título y ejes en español."""
+"""``course.student.viz``: cada figura se dibuja con datos pequeños, con título y ejes en español."""
 
 import matplotlib
 import pytest
 import torch
 from matplotlib.figure import Figure
 
-from course import viz
+from course.student import viz
 
 matplotlib.use("Agg")
 

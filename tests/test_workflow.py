@@ -231,7 +231,7 @@ def test_bundle_through_a_later_lab_keeps_earlier_reference_and_no_answers(tmp_p
         assert f"transformer-es/course/reference/{module}.py" not in names
     # Los cuadernos son los de estudiante: ninguna línea de solución ni de prueba oculta.
     # Secreta: la que solo aparece dentro de soluciones o pruebas ocultas, en cualquier
-    # laboratorio (``from course import probe`` es pública en las pruebas visibles).
+    # laboratorio (``from course.student import probe`` es pública en las pruebas visibles).
     secret = secret_lines(
         cell.source for lab in labs.available() for cell in nbformat.read(lab.source, 4).cells
     )
@@ -348,8 +348,10 @@ def test_the_student_bundle_runs_its_notebook_setup_without_the_course_repositor
         f"{setup}\nimport course\n"
         f"assert course.__file__.startswith({str(root)!r}), course.__file__\n"
     )
-    if lab == "07_multi30k":  # la sección 11 entrena con course.train
-        program += "import course.decoding, course.train, course.commands.train\n"
+    if lab == "07_multi30k":  # la sección 11 entrena con course.translation.train
+        program += (
+            "import course.translation.decoding, course.translation.train, course.commands.train\n"
+        )
     env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
     done = subprocess.run(
         [sys.executable, "-c", program], cwd=root / "release" / lab, env=env, capture_output=True

@@ -6,7 +6,7 @@ Lo usan ``test_reference_layers.py`` y ``test_reference_model.py``.
 import torch
 from torch import nn
 
-from course import checks
+from course.student import checks
 
 
 def randomize_vectors(module: nn.Module, seed: int) -> None:

@@ -32,9 +32,7 @@ INSTRUCTOR_ONLY = {
 # respuesta. Van solo el paquete y las huellas de salidas equivocadas.
 MISTAKES_KEPT = ("mistakes/__init__.py", "mistakes/fingerprints/*.json")
 # Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
-LAB_ONLY = {
-    "07_multi30k": ("data", "decoding.py", "incremental.py", "train.py", "commands/train.py")
-}
+LAB_ONLY = {"07_multi30k": ("translation", "commands/train.py")}
 
 README = """# El Transformer, pieza a pieza (laboratorios {first} a {last})
 

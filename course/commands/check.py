@@ -1,7 +1,7 @@
 """``python -m course check``: califica un cuaderno con las pruebas ocultas, sin modificarlo.
 
 En el paquete del estudiante, que no lleva el calificador ni las pruebas ocultas, ejecuta
-las pruebas visibles (``course.visible``).
+las pruebas visibles (``course.student.visible``).
 """
 
 import sys
@@ -13,7 +13,7 @@ from course.text import printable, shorten
 
 def run(notebook: str, lab_id: str | None) -> int:
     if not (Path(__file__).resolve().parents[1] / "grading" / "__init__.py").is_file():
-        from course import visible
+        from course.student import visible
 
         return visible.run(Path(notebook), lab_id)
     from course import grading

@@ -225,7 +225,7 @@ def _cuda() -> tuple[bool, str, str]:
 
 
 def _data() -> tuple[bool, str, str]:
-    from course.data import sources
+    from course.translation.data import sources
 
     try:
         where = sources.locate(allow_download=False)

@@ -13,8 +13,8 @@ import dataclasses
 from pathlib import Path
 
 from course import labs
-from course.config import PRESETS, TrainConfig
 from course.labs import CourseError
+from course.translation.config import PRESETS, TrainConfig
 
 DEFAULT_OUT = Path("runs")
 NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de «empezar»
@@ -22,7 +22,7 @@ NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de 
 # respuesta puede usar otra, p. ej. las máscaras); de las demás, solo sus import.
 SETUP_CELL = "preparacion"
 # Lo que se toma del cuaderno: el paquete del estudiante no lleva la referencia del
-# laboratorio 7, y sus course.data.collate y course.decoding.bleu no tienen código.
+# laboratorio 7, y sus course.translation.data.collate y course.translation.decoding.bleu no tienen código.
 FUNCTIONS = ("collate", "train_step", "evaluate", "corpus_bleu")
 PENDING = (
     "Tu cuaderno {path} aún tiene ejercicios sin hacer (NotImplementedError): «train» usa tus"
@@ -35,7 +35,7 @@ def run(
     preset: str, smoke: bool = False, out: str | None = None, resume: bool = False,
     overrides: dict | None = None, notebook: str | None = None,
 ) -> int:  # fmt: skip
-    from course import train
+    from course.translation import train
 
     cfg = recipe(preset, smoke, overrides or {})
     functions, source = steps(notebook)
@@ -78,7 +78,7 @@ def describe(cfg: TrainConfig) -> str:
 
 
 def steps(notebook: str | None) -> tuple[dict, str | None]:
-    """(funciones para ``course.train.train``, cuaderno de donde salen).
+    """(funciones para ``course.translation.train.train``, cuaderno de donde salen).
 
     Sin ``notebook`` y con la referencia en el paquete, ``train`` usa la referencia.
     """

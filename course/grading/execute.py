@@ -31,13 +31,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Any, Bool, Integer, List, Unicode
 
-from course import hints
 from course.grading import kernel_view
 from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
 from course.grading.limits import GraderClock, GraderTimeout, memory_cap, private_tempdir
 from course.grading.remote import Channel, StudentError, bind_names
 from course.grading.sandbox import GIB, SandboxedKernelManager
+from course.student import hints
 
 MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
 MAX_IMAGE_BYTES = 2_000_000  # imágenes (image/*) guardadas por celda: las figuras de la devolución

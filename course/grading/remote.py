@@ -9,7 +9,7 @@ valor, como un ``torch.Tensor`` nuevo de este proceso (``torch.load`` con
 (un módulo, un generador) llega como otro :class:`Remote`.
 
 Lo que se envía al núcleo son las entradas de la prueba, que ya conoce el estudiante por
-``course.examples``; la referencia y la comparación se quedan aquí.
+``course.student.examples``; la referencia y la comparación se quedan aquí.
 """
 
 import base64
@@ -141,7 +141,7 @@ class Remote:
         return ".".join(mro[0]) if mro and all(type(p) is str for p in mro[0]) else "?"
 
     def run_in_kernel(self, function: str, args: tuple, kwargs: dict) -> object:
-        """Ejecuta ``módulo:función`` (una ayuda de ``course.probe``) en el núcleo."""
+        """Ejecuta ``módulo:función`` (una ayuda de ``course.student.probe``) en el núcleo."""
         channel = object.__getattribute__(self, "_channel")
         return channel.request(op="function", name=function, args=args, kwargs=kwargs)
 

@@ -32,10 +32,9 @@ from course import notebooks
 from course.grading import integrity, sandbox
 from course.grading.execute import TrustedExecute
 from course.grading.kernel_view import GradingFailure
-from course.labs import NOT_GRADED, REPO, CourseError, Lab
+from course.labs import NOT_GRADED, REPO, CourseError, Lab, cache_root
 from course.notebooks import grade_ids
 from course.notebooks import read as read_notebook
-from course.paths import cache_root
 
 STUDENT = "estudiante"
 
@@ -288,7 +287,7 @@ def _tokenizers() -> list[Path]:
 
 def _multi30k() -> Path | None:
     """La carpeta de Multi30k ya verificada que verá el núcleo, si la hay (sin descargar)."""
-    from course.data import sources
+    from course.translation.data import sources
 
     try:
         return sources.locate(allow_download=False).resolve()

@@ -116,7 +116,7 @@ def course_copy(lab: labs.Lab, target: Path) -> Path:
 
 # Funciones del paquete que responden un ejercicio con otro nombre (o con el mismo): el
 # ejercicio 1 del laboratorio 7 es ``collate`` y el 6 es el BLEU de ``decoding.bleu``.
-ANSWERS = {"data/batching.py": ("collate",), "decoding.py": ("bleu",)}
+ANSWERS = {"translation/data/batching.py": ("collate",), "translation/decoding.py": ("bleu",)}
 STUB = (
     "def {name}(*args, **kwargs):\n"
     '    """Al calificar, esta función no está: resuelve un ejercicio del curso."""\n'

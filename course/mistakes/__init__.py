@@ -11,7 +11,7 @@ visibles. Son salidas equivocadas, nunca valores de la referencia ni entradas oc
 ``python -m course build LAB`` las regenera ejecutando aquí el cuaderno de solución con
 cada mutante en lugar del nombre que sustituye.
 
-Al fallar una comprobación, ``course.checks`` llama a :func:`diagnose`: si el valor del
+Al fallar una comprobación, ``course.student.checks`` llama a :func:`diagnose`: si el valor del
 estudiante coincide con una huella de esa comprobación, el mensaje nombra el error. Las
 pruebas ocultas pueden además pedir :func:`hints`, que ejecuta los mutantes sobre sus
 entradas (solo en el proceso de calificación, donde el catálogo se puede importar).
@@ -34,7 +34,7 @@ import torch
 from course import labs
 
 FINGERPRINTS = Path(__file__).resolve().parent / "fingerprints"
-ATOL, RTOL = 1e-5, 1e-4  # las de course.checks, para comprobaciones sin tolerancia propia
+ATOL, RTOL = 1e-5, 1e-4  # las de course.student.checks, para comprobaciones sin tolerancia propia
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from course.data.tokenizer import BOS_IDX, EOS_IDX
 from course.mistakes import Mistake
 from course.reference import translation as ref
 from course.reference.model import greedy_decode
+from course.translation.data.tokenizer import BOS_IDX, EOS_IDX
 
 LAB = "07_multi30k"
 

@@ -7,10 +7,10 @@ parámetros y decodificación voraz por lotes.
 import torch
 from torch import Tensor, nn
 
-from course.config import ModelConfig
 from course.reference.attention import causal_mask, padding_mask
 from course.reference.layers import Decoder, DecoderLayer, Encoder, EncoderLayer
 from course.reference.positional import PositionalEncoding, TokenEmbedding
+from course.translation.config import ModelConfig
 
 
 class Transformer(nn.Module):
@@ -25,7 +25,7 @@ class Transformer(nn.Module):
     conservan la inicialización de PyTorch.
 
     Args:
-        config: hiperparámetros (:class:`course.config.ModelConfig`).
+        config: hiperparámetros (:class:`course.translation.config.ModelConfig`).
 
     Forma:
         src (B, T_k) y tgt (B, T_q), int64

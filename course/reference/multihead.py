@@ -2,7 +2,7 @@
 
 Cuatro proyecciones ``nn.Linear`` separadas (``w_q``, ``w_k``, ``w_v``, ``w_o``) en
 lugar de la matriz fusionada de ``nn.MultiheadAttention``: se leen mejor y
-``course.checks.copy_mha_weights`` reparte los pesos de PyTorch entre ellas. Los pesos
+``course.student.checks.copy_mha_weights`` reparte los pesos de PyTorch entre ellas. Los pesos
 de atención se devuelven, nunca se guardan en ``self``.
 """
 

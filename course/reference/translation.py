@@ -1,6 +1,6 @@
 """Laboratorio 7: traducción alemán→inglés con Multi30k.
 
-Las piezas que unen los datos (``course.data``) con el Transformer del laboratorio 6:
+Las piezas que unen los datos (``course.translation.data``) con el Transformer del laboratorio 6:
 máscaras de un lote, un paso de entrenamiento, evaluación (pérdida y perplejidad),
 traducción voraz por lotes y BLEU con sacreBLEU. El bucle de entrenamiento compartido
 por el cuaderno y ``python -m course train`` usa :func:`train_step` y :func:`evaluate`.
@@ -15,11 +15,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pad_sequence
 
-from course.data import batching
-from course.data.batching import Batch
-from course.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 from course.reference.model import Transformer, greedy_decode, make_src_mask, make_tgt_mask
 from course.reference.training import label_smoothed_cross_entropy
+from course.translation.data import batching
+from course.translation.data.batching import Batch
+from course.translation.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 
 DEFAULT_BATCH_SIZE = 256  # frases por lote en greedy_translate
 
@@ -27,7 +27,7 @@ DEFAULT_BATCH_SIZE = 256  # frases por lote en greedy_translate
 def collate(pairs: Sequence[tuple[Tensor, Tensor]], pad_idx: int) -> Batch:
     """Rellena B pares con ``pad_idx`` y separa la entrada y la salida del decodificador.
 
-    Es ``course.data.collate``: ``tgt_in`` es el destino sin su último *token* y
+    Es ``course.translation.data.collate``: ``tgt_in`` es el destino sin su último *token* y
     ``tgt_out`` el destino sin ``<bos>``.
 
     Forma:

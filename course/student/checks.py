@@ -16,8 +16,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from course import examples, guard, mistakes
-from course import hints as spanish_hints
+from course import mistakes
+from course.student import examples, guard
+from course.student import hints as spanish_hints
 
 ATOL_F32 = 1e-5
 RTOL_F32 = 1e-4
@@ -278,7 +279,7 @@ def copy_mha_weights(source: nn.MultiheadAttention, target: nn.Module) -> None:
 spanish_hints.install()
 
 # Desde aquí, cada comprobación pedida desde el cuaderno verifica antes que el código del
-# estudiante no haya cambiado torch, numpy, este módulo ni la referencia (course.guard), y
+# estudiante no haya cambiado torch, numpy, este módulo ni la referencia (course.student.guard), y
 # `checks.close = ...` falla con un mensaje claro.
 guard.protect(
     sys.modules[__name__],

@@ -3,7 +3,7 @@
 Ninguna función recorre las frases una a una en Python: las frases se ordenan por
 longitud, se agrupan en lotes y cada lote avanza *token* a *token* entero (en la búsqueda
 en haz, las B·K hipótesis a la vez). El decodificador guarda las claves y los valores de
-los pasos anteriores (``course.incremental``), así que cada paso solo calcula la
+los pasos anteriores (``course.translation.incremental``), así que cada paso solo calcula la
 posición nueva. La decodificación voraz es la búsqueda en haz con K = 1: da lo mismo que
 ``course.reference.model.greedy_decode``, que recalcula el prefijo entero en cada paso.
 """
@@ -16,9 +16,9 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 
-from course import incremental
-from course.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 from course.reference.model import Transformer, greedy_decode, make_src_mask, make_tgt_mask
+from course.translation import incremental
+from course.translation.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 
 
 def gnmt_length_penalty(lengths: Tensor, alpha: float) -> Tensor:
@@ -52,7 +52,7 @@ def beam_search(
     llegar a ``max_len``. Al final se elige, por frase, la hipótesis con mayor
     ``log P / lp(longitud)`` (:func:`gnmt_length_penalty`, la longitud cuenta ``<eos>``).
     Con ``beam_size=1`` coincide con ``greedy_decode``. Supone el modelo en modo
-    evaluación (la caché de ``course.incremental`` no aplica *dropout*) y no lo cambia.
+    evaluación (la caché de ``course.translation.incremental`` no aplica *dropout*) y no lo cambia.
 
     Forma:
         src (B, S); src_mask (B, 1, S)
@@ -148,7 +148,7 @@ def translate_with_attention(
 
     Decodifica de forma voraz y después vuelve a pasar la salida completa por el
     decodificador para leer los pesos de todas las cabezas: el modelo debe usar la atención
-    de la referencia, que devuelve los pesos (``course.train.load_model`` con ``fused=False``).
+    de la referencia, que devuelve los pesos (``course.translation.train.load_model`` con ``fused=False``).
 
     Forma:
         devuelve (tokens de origen S, tokens de salida T, pesos (H, T, S)); la fila t dice

@@ -1,13 +1,13 @@
 """Ayudas de las pruebas del laboratorio 7 que miran lo que una función del estudiante le
 hace a un modelo: se ejecutan en el núcleo del estudiante, sobre el modelo de ese núcleo
-(``course.probe.remotable``), y devuelven datos que el calificador compara.
+(``course.student.probe.remotable``), y devuelven datos que el calificador compara.
 
-Las de ``course.probe`` (laboratorios 1 a 6) no cambian: este módulo solo añade las del 7.
+Las de ``course.student.probe`` (laboratorios 1 a 6) no cambian: este módulo solo añade las del 7.
 """
 
 import torch
 
-from course.probe import _detached, remotable
+from course.student.probe import _detached, remotable
 
 
 @remotable

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import course
-from course.paths import cache_root
+from course.labs import cache_root
 
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en")

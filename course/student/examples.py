@@ -75,11 +75,11 @@ TOY_VOCAB = 200  # vocabulario BPE del corpus de juguete
 
 @functools.lru_cache(maxsize=4)
 def toy_tokenizer(n: int = 300, vocab_size: int = TOY_VOCAB, seed: int = SEED):
-    """Tokenizador BPE entrenado con ``n`` pares de ``course.data.toy_pairs`` (se guarda en memoria).
+    """Tokenizador BPE entrenado con ``n`` pares de ``course.translation.data.toy_pairs`` (se guarda en memoria).
 
-    Devuelve un ``course.data.SubwordTokenizer`` (relleno 0, ``<bos>`` 1, ``<eos>`` 2).
+    Devuelve un ``course.translation.data.SubwordTokenizer`` (relleno 0, ``<bos>`` 1, ``<eos>`` 2).
     """
-    from course import data
+    from course.translation import data
 
     pairs = data.toy_pairs(n, seed=seed)
     return data.train_tokenizer([text for pair in pairs for text in pair], vocab_size)
@@ -97,8 +97,8 @@ def tiny_transformer(
 
     Vocabulario compartido de tamaño ``vocab_size``; ``d_ff = 2 * d_model``.
     """
-    from course.config import ModelConfig
     from course.reference.model import Transformer
+    from course.translation.config import ModelConfig
 
     config = ModelConfig(
         vocab_size,
@@ -122,13 +122,13 @@ def tiny_transformer(
 def toy_batches(tokenizer, n: int = 32, seed: int = 1, max_tokens: int = 300) -> list:
     """Lotes fijos (sin barajar, por longitud) de ``n`` pares de juguete: lista de ``Batch``.
 
-    Rellena aquí mismo en lugar de llamar a ``course.data.collate``: esa función es el
+    Rellena aquí mismo en lugar de llamar a ``course.translation.data.collate``: esa función es el
     ejercicio 1 del laboratorio 7 y no está en la copia de ``course`` del núcleo calificado
     ni en la del zip, y las pruebas visibles de ese laboratorio necesitan estos lotes.
     """
     from torch.nn.utils.rnn import pad_sequence
 
-    from course import data
+    from course.translation import data
 
     dataset = data.PairDataset(data.toy_pairs(n, seed=seed), tokenizer)
     batches = []

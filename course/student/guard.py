@@ -3,18 +3,18 @@
 Las pruebas ocultas se ejecutan en el mismo núcleo que el código del estudiante: si una
 celda hace ``F.softmax = mi_softmax``, ``torch.allclose = lambda *a, **k: True`` o
 ``vars(checks)["close"] = ...``, la prueba compararía al estudiante consigo mismo. Al
-importarse ``course.checks`` (en la celda de preparación) :func:`protect` apunta la
+importarse ``course.student.checks`` (en la celda de preparación) :func:`protect` apunta la
 identidad de cada valor de los espacios de nombres que usan las pruebas y la referencia:
 ``torch``, ``torch.nn``, ``torch.nn.functional``, los métodos de ``torch.Tensor`` y de
 las clases de ``torch.nn``, ``numpy``, ``math``, las funciones integradas,
-``course.checks``, ``course.examples`` y los módulos de ``course.reference`` (estos, la
-primera vez que se ven importados). Cada comprobación pública de ``course.checks``
+``course.student.checks``, ``course.student.examples`` y los módulos de ``course.reference`` (estos, la
+primera vez que se ven importados). Cada comprobación pública de ``course.student.checks``
 verifica antes que todo siga igual; si algo cambió, o si al importar ya había ahí una
 función definida en el cuaderno (un parche anterior a la celda de preparación), falla
 con un mensaje en español que nombra el atributo. Los nombres nuevos (``torch.mio = 1``)
 no cuentan: solo los que ya existían.
 
-``course.checks`` y ``course.examples`` quedan además bloqueados: no aceptan
+``course.student.checks`` y ``course.student.examples`` quedan además bloqueados: no aceptan
 reasignaciones, y lo que devuelven sus atributos sale de la copia tomada al importar, no
 de ``vars(checks)``.
 
@@ -134,7 +134,7 @@ def _watcher(own: list[types.ModuleType]):
     """Devuelve ``changes()``: los cambios desde ahora, como (atributo, descripción).
 
     Todo lo que usa ``changes`` (funciones integradas incluidas) queda en su cierre, no en
-    los globales de este módulo: cambiar ``vars(course.guard)`` no la desactiva. Para que
+    los globales de este módulo: cambiar ``vars(course.student.guard)`` no la desactiva. Para que
     sea rápido, los valores se guardan en listas planas (una para diccionarios de módulo y
     otra para los de clase) que se recorren con ``map`` de una vez.
     """
@@ -161,7 +161,7 @@ def _watcher(own: list[types.ModuleType]):
                 early.append((f"{label}.{key}", f"{describe_(value)} {since}"))
 
     for label, space, private in _spaces(own):
-        take(label, space, private, "desde antes de importar course.checks")
+        take(label, space, private, "desde antes de importar course.student.checks")
         owner = _owner(label)
         if owner is not None:  # `Tensor.masked_fill = ...` crea una clave que tapa la heredada
             classes.append((label, owner, len(space), set(dir(owner)) - set(space)))

@@ -14,10 +14,10 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from tokenizers.trainers import BpeTrainer
 
-from course.data.corpus import read_split
-from course.data.sources import MULTI30K_SHA256, cache_root
+from course.translation.data.corpus import read_split
+from course.translation.data.sources import MULTI30K_SHA256, cache_root
 
-PAD_IDX, BOS_IDX, EOS_IDX, UNK_IDX = 0, 1, 2, 3  # PAD_IDX = course.examples.PAD_IDX
+PAD_IDX, BOS_IDX, EOS_IDX, UNK_IDX = 0, 1, 2, 3  # PAD_IDX = course.student.examples.PAD_IDX
 SPECIAL_TOKENS = ["<pad>", "<bos>", "<eos>", "<unk>"]  # en el orden de sus identificadores
 DEFAULT_VOCAB_SIZE = 8000  # vocabulario conjunto; ~16 tokens por frase en Multi30k
 RECIPE_VERSION = 1  # súbelo si cambia la receta, para no reutilizar cachés antiguas

@@ -1,7 +1,7 @@
 """Una línea en español para los errores de Python y PyTorch que más aparecen en el curso.
 
 El mensaje original (en inglés) y la traza se conservan; :func:`hint` solo añade una
-línea que dice qué suele significar y qué mirar. Al importarse ``course.checks`` dentro
+línea que dice qué suele significar y qué mirar. Al importarse ``course.student.checks`` dentro
 de IPython (la celda de preparación), :func:`install` la engancha al núcleo; el
 calificador la añade a las celdas de prueba que fallan (``course.grading.execute``).
 """

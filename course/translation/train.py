@@ -44,15 +44,22 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from course.config import ModelConfig, TrainConfig
-from course.data import PAD_IDX, Batch, PairDataset, build_tokenizer, make_loader, read_split
-from course.data.tokenizer import SubwordTokenizer
-from course.decoding import BleuReport, bleu, translate
 from course.labs import CourseError
 from course.reference.model import Transformer, count_parameters
 from course.reference.multihead import MultiHeadAttention, merge_heads, split_heads
 from course.reference.normalization import LayerNorm
 from course.reference.training import cosine_warmup_factor, cosine_warmup_lambda, make_optimizer
+from course.translation.config import ModelConfig, TrainConfig
+from course.translation.data import (
+    PAD_IDX,
+    Batch,
+    PairDataset,
+    build_tokenizer,
+    make_loader,
+    read_split,
+)
+from course.translation.data.tokenizer import SubwordTokenizer
+from course.translation.decoding import BleuReport, bleu, translate
 
 CHECKPOINT_VERSION = 1
 TRANSLATIONS_FILE = "test_2016_flickr.en.txt"
@@ -340,7 +347,7 @@ def load_data(
     """Tokenizador y lotes de entrenamiento (por cubetas de longitud) y de validación.
 
     Con ``collate`` (el del cuaderno 07), los lotes los forma esa función: la copia del
-    paquete que ve el núcleo al calificar no lleva ``course.data.collate``, que es una
+    paquete que ve el núcleo al calificar no lleva ``course.translation.data.collate``, que es una
     respuesta del laboratorio.
     """
     batching = {} if collate is None else {"collate_fn": functools.partial(_student_batch, collate)}
@@ -664,7 +671,7 @@ def translate_test(
 
 def _student_bleu(corpus_bleu: BleuFn, hypotheses: list[str], references: list[str]):
     """``BleuReport`` con el ``corpus_bleu`` del cuaderno 07 (la copia del paquete que ve el
-    núcleo al calificar no lleva ``course.decoding.bleu``, que es una respuesta)."""
+    núcleo al calificar no lleva ``course.translation.decoding.bleu``, que es una respuesta)."""
     lower = [h.lower() for h in hypotheses], [r.lower() for r in references]
     return BleuReport(
         score=float(corpus_bleu(hypotheses, references)),
@@ -735,9 +742,9 @@ def train(
     ``best.pt``, ``metrics.json`` y, si ``decode_test``, las traducciones de la prueba.
 
     Args:
-        cfg: receta (``course.config.PRESETS``).
+        cfg: receta (``course.translation.config.PRESETS``).
         out_dir: carpeta de resultados.
-        data_dir, sums: dónde están los datos y sus sumas (como ``course.data.read_split``).
+        data_dir, sums: dónde están los datos y sus sumas (como ``course.translation.data.read_split``).
         resume: continúa desde ``out_dir/last.pt`` si existe (mismo paso, mismo orden de lotes).
         device: fuerza un dispositivo; por omisión CUDA si hay, si no CPU.
         progress: barra ``tqdm`` (solo en el proceso 0).
@@ -748,7 +755,7 @@ def train(
             alguno (el zip del laboratorio 7 no la lleva; el cuaderno pasa los suyos).
         collate, corpus_bleu: los lotes y el BLEU de la prueba con las funciones del
             cuaderno (firmas de ``course.reference.translation``); por omisión, los de
-            ``course.data`` y ``course.decoding``.
+            ``course.translation.data`` y ``course.translation.decoding``.
     """
     if train_step is None or evaluate is None:
         from course.reference import translation

@@ -7,7 +7,7 @@ import random
 from collections.abc import Mapping
 from pathlib import Path
 
-from course.data.sources import LANGS, SPLITS, DataError, file_name, locate
+from course.translation.data.sources import LANGS, SPLITS, DataError, file_name, locate
 
 
 def read_lines(path: Path) -> list[str]:

@@ -2,7 +2,7 @@
 
 Flujo habitual::
 
-    from course import data
+    from course.translation import data
 
     tokenizer = data.build_tokenizer()                   # entrena (~2 s) o lee la caché
     train = data.PairDataset(data.read_split("train"), tokenizer)
@@ -16,7 +16,7 @@ Módulos: ``sources`` (buscar y verificar los archivos), ``corpus`` (leer pares 
 corpus de juguete), ``tokenizer`` (BPE conjunto) y ``batching`` (lotes por cubetas).
 """
 
-from course.data.batching import (
+from course.translation.data.batching import (
     Batch,
     PairDataset,
     TokenBucketSampler,
@@ -24,8 +24,8 @@ from course.data.batching import (
     make_loader,
     padding_ratio,
 )
-from course.data.corpus import read_split, synthetic_corpus, toy_pairs
-from course.data.sources import (
+from course.translation.data.corpus import read_split, synthetic_corpus, toy_pairs
+from course.translation.data.sources import (
     BASE_URL,
     ENV_VAR,
     LANGS,
@@ -37,7 +37,7 @@ from course.data.sources import (
     locate,
     shared_dir,
 )
-from course.data.tokenizer import (
+from course.translation.data.tokenizer import (
     BOS_IDX,
     DEFAULT_VOCAB_SIZE,
     EOS_IDX,

@@ -13,7 +13,7 @@ from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from course.data.tokenizer import PAD_IDX, SubwordTokenizer
+from course.translation.data.tokenizer import PAD_IDX, SubwordTokenizer
 
 DEFAULT_CHUNK_SIZE = 4096  # frases por trozo barajado que se ordena por longitud
 
