@@ -22,6 +22,9 @@ from pathlib import Path
 from queue import Empty
 
 import course
+from course import labs
+from course.grading import sandbox
+from course.grading.agent import MIME
 from course.labs import CourseError
 
 # Sin depender de ``course``: tiene que contestar también cuando no se puede importar.
@@ -100,15 +103,12 @@ def check(timeout: float = 120) -> str:
 
     ``""`` si todo está bien (o no hay laboratorios); si no, el problema en español.
     """
-    from course import labs
-    from course.grading import runner
-
     lab = next(iter(labs.LABS.values()))
     with (
         tempfile.TemporaryDirectory(prefix="course-sonda-") as tmp,
-        tempfile.TemporaryDirectory(prefix="nucleo-", dir=runner.socket_parent()) as runtime,
+        tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent()) as runtime,
     ):
-        box = runner.sandbox_box(lab, Path(tmp), Path(runtime))
+        box = sandbox.grading_box(lab, Path(tmp), Path(runtime))
         try:
             answer = asyncio.run(_ask(box, Path(runtime), timeout))
         except Exception as error:  # noqa: BLE001 (cualquier fallo al arrancar el núcleo)
@@ -118,10 +118,7 @@ def check(timeout: float = 120) -> str:
 
 async def _ask(box, runtime: Path, timeout: float) -> str:
     """Ejecuta :data:`PROBE` en un núcleo nuevo dentro de ``box``; devuelve su respuesta."""
-    from course.grading.agent import MIME
-    from course.grading.sandbox import SandboxedKernelManager
-
-    manager = SandboxedKernelManager(
+    manager = sandbox.SandboxedKernelManager(
         box=box, transport="ipc", ip=str(runtime / "zmq"),
         connection_file=str(runtime / "conexion.json"),
     )  # fmt: skip

@@ -174,7 +174,7 @@ def grade_notebook(
     findings = integrity.scan(notebook, grade_ids(source), original=source)
     with (
         tempfile.TemporaryDirectory(prefix="course-check-") as tmp,
-        tempfile.TemporaryDirectory(prefix="nucleo-", dir=socket_parent()) as runtime,
+        tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent()) as runtime,
     ):
         root = Path(tmp) / "curso"
         shutil.copytree(prepared_course(lab), root)
@@ -235,7 +235,7 @@ def _trusted_config(
     config.TrustedExecute.scratch = str(tmp / "temporales")
     if not sandboxed:
         return config
-    box = sandbox_box(lab, tmp, runtime, limits)
+    box = sandbox.grading_box(lab, tmp, runtime, limits)
     if lab.outputs is not None and (submitted / lab.outputs).is_dir():
         box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
     config.SandboxedKernelManager.box = box
@@ -243,56 +243,6 @@ def _trusted_config(
     config.SandboxedKernelManager.ip = str(runtime / "zmq")
     config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
     return config
-
-
-def sandbox_box(
-    lab: Lab, tmp: Path, runtime: Path, limits: sandbox.Limits | None = None
-) -> sandbox.Box:
-    """La caja de un núcleo que califica ``lab``: su copia del paquete, los tokenizadores
-    y los datos de la caché, y el usuario sin privilegios si somos root."""
-    uid = SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
-    if uid is not None:
-        os.chown(runtime, uid, uid)
-    box = sandbox.Box(
-        lab=lab,
-        runtime=runtime,
-        package=sandbox.course_copy(lab, tmp / "course"),
-        limits=limits or sandbox.Limits(),
-        uid=uid,
-    )
-    for path in _tokenizers():  # reentrenar el BPE costaría segundos en cada entrega
-        box.readable[sandbox.Box.WORK / ".cache" / "transformer-es" / "tokenizers" / path.name] = (
-            path
-        )
-    data = _multi30k()
-    if data is not None:
-        box.readable[data] = data
-        box.env["MULTI30K_DIR"] = str(data)
-    return box
-
-
-def socket_parent() -> str | None:
-    """Una carpeta de ruta corta para los sockets IPC (un socket admite 108 bytes de ruta)."""
-    return "/tmp" if os.access("/tmp", os.W_OK) else None
-
-
-SANDBOX_UID = 200_000  # como root, el núcleo corre con un uid sin privilegios desde aquí
-
-
-def _tokenizers() -> list[Path]:
-    """Los tokenizadores ya entrenados de la caché: el núcleo los lee y no los reentrena."""
-    folder = cache_root() / "tokenizers"
-    return sorted(p for p in folder.glob("*.json") if p.is_file() and not p.is_symlink())
-
-
-def _multi30k() -> Path | None:
-    """La carpeta de Multi30k ya verificada que verá el núcleo, si la hay (sin descargar)."""
-    from course.translation.data import sources
-
-    try:
-        return sources.locate(allow_download=False).resolve()
-    except sources.DataError:
-        return None
 
 
 def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
