@@ -1,6 +1,8 @@
-"""Tabla única de laboratorios (identificador -> título y módulo de referencia) y las
-carpetas del curso. Sin dependencias pesadas: se importa rápido."""
+"""Tabla única de laboratorios (identificador -> título y módulo de referencia), las
+carpetas del curso y qué partes del paquete son secretas en cada laboratorio. Sin
+dependencias pesadas: se importa rápido."""
 
+import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,77 @@ LABS = {
 # dentro de ``Lab.outputs``, lo que la calificación no copia: el estado para reanudar
 # (``last.pt``, con el optimizador, de cientos de MB) y las escrituras a medio hacer
 NOT_GRADED = ("last.pt", "*.part")
+
+
+# --- Lo que es secreto en cada laboratorio ---------------------------------------------
+# Las rutas son relativas a ``course/``. Lo usan la copia del paquete que ve el núcleo al
+# calificar (``course.grading.sandbox.course_copy``) y el zip de los estudiantes
+# (``course.commands.bundle``): ninguno decide por su cuenta qué se oculta.
+
+# Catálogo de errores típicos (course.mistakes): el código de un mutante vale tanto como la
+# respuesta. Se ven solo el paquete y las huellas de salidas equivocadas.
+MISTAKES_KEPT = ("mistakes/__init__.py", "mistakes/fingerprints/*.json")
+# Del calificador, el núcleo solo necesita el agente que contesta al calificador.
+KERNEL_GRADING = ("grading/__init__.py", "grading/agent.py")
+# Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
+INSTRUCTOR_ONLY = (
+    "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
+    "commands/export.py", "commands/bundle.py", "jupyter/safety.py",
+)  # fmt: skip
+# Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
+LAB_ONLY = {"07_multi30k": ("translation", "commands/train.py")}
+# Funciones del paquete que responden un ejercicio con otro nombre (o con el mismo): el
+# ejercicio 1 del laboratorio 7 es ``collate`` y el 6 es el BLEU de ``decoding.bleu``.
+# Llegan sin código al núcleo y al zip, como las que se llaman como un ejercicio.
+ANSWERS = {"translation/data/batching.py": ("collate",), "translation/decoding.py": ("bleu",)}
+
+
+def from_here(lab_id: str) -> list[str]:
+    """``lab_id`` y los laboratorios siguientes, en orden: sus respuestas son secretas."""
+    order = list(LABS)
+    return order[order.index(lab_id) :]
+
+
+def _within(inside: str, modules) -> bool:
+    """¿Es ``inside`` uno de ``modules`` o está dentro de uno de ellos (una carpeta)?"""
+    return any(inside == m or inside.startswith(f"{m}/") for m in modules)
+
+
+def is_answer(inside: str, lab_id: str) -> bool:
+    """¿Responde ``course/<inside>`` a un ejercicio de ``lab_id`` o de uno siguiente?
+
+    Los módulos de referencia de esos laboratorios y los catálogos de errores típicos (sus
+    huellas, no: son salidas equivocadas y nombran el error).
+    """
+    path = Path(inside)
+    if path.parts[0] == "reference":
+        return any(path.stem in LABS[i].reference for i in from_here(lab_id))
+    if path.parts[0] == "mistakes":
+        return not any(fnmatch.fnmatch(inside, pattern) for pattern in MISTAKES_KEPT)
+    return False
+
+
+def in_kernel(inside: str, lab_id: str) -> bool:
+    """¿Ve el núcleo que califica ``lab_id`` el módulo ``course/<inside>``?
+
+    Todo salvo las respuestas (:func:`is_answer`) y el calificador (menos el agente).
+    """
+    if inside.startswith("grading/") and inside not in KERNEL_GRADING:
+        return False
+    return not is_answer(inside, lab_id)
+
+
+def in_bundle(inside: str, through: str) -> bool:
+    """¿Va ``course/<inside>`` en el zip de los laboratorios hasta ``through``?
+
+    Todo el paquete, con sus datos, salvo las respuestas de ``through`` y de los
+    siguientes, lo del profesor, lo de laboratorios que no van y lo compilado.
+    """
+    later = set(from_here(through)) - {through}
+    skipped = [*INSTRUCTOR_ONLY, *(m for lab_id in later for m in LAB_ONLY.get(lab_id, ()))]
+    if inside.endswith(".pyc") or "__pycache__" in Path(inside).parts:
+        return False
+    return not _within(inside, skipped) and not is_answer(inside, through)
 
 
 class CourseError(Exception):

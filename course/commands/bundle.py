@@ -13,7 +13,6 @@ no se copian de ``release/``: si alguien probó un laboratorio en ``release/``, 
 respuestas no llegan al zip. Si ``release/`` no coincide con lo generado, se avisa.
 """
 
-import fnmatch
 import json
 import re
 import sys
@@ -22,17 +21,6 @@ import zipfile
 from pathlib import Path
 
 from course import labs
-
-# Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
-INSTRUCTOR_ONLY = {
-    "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
-    "commands/export.py", "commands/bundle.py", "jupyter/safety.py",
-}  # fmt: skip
-# Catálogo de errores típicos (course.mistakes): el código de un mutante vale tanto como la
-# respuesta. Van solo el paquete y las huellas de salidas equivocadas.
-MISTAKES_KEPT = ("mistakes/__init__.py", "mistakes/fingerprints/*.json")
-# Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
-LAB_ONLY = {"07_multi30k": ("translation", "commands/train.py")}
 
 README = """# El Transformer, pieza a pieza (laboratorios {first} a {last})
 
@@ -85,28 +73,16 @@ def contents(through: str, release: Path = labs.RELEASE) -> dict[str, Path]:
     """Nombre dentro del zip -> archivo; los cuadernos de estudiante salen de ``release``."""
     last = labs.get(through)
     order = list(labs.LABS)
-    later = order[order.index(last.id) :]
-    excluded = {module for lab_id in later for module in labs.LABS[lab_id].reference}
     files = {}
     for lab_id in order[: order.index(last.id) + 1]:
         folder = release / lab_id
         for path in sorted(folder.rglob("*")) if folder.exists() else []:
             if path.is_file() and ".ipynb_checkpoints" not in path.parts:
                 files[f"release/{path.relative_to(release).as_posix()}"] = path
-    included = set(order[: order.index(last.id) + 1])
-    skipped = INSTRUCTOR_ONLY | {
-        m for lab_id, ms in LAB_ONLY.items() if lab_id not in included for m in ms
-    }
     for path in sorted((labs.REPO / "course").rglob("*")):
         relative = path.relative_to(labs.REPO)
-        inside = relative.relative_to("course").as_posix()
-        if path.is_dir() or not _for_students(inside) or "__pycache__" in relative.parts:
-            continue
-        if relative.parts[1] == "reference" and path.stem in excluded:
-            continue
-        if inside in skipped or any(inside.startswith(f"{m}/") for m in skipped):
-            continue
-        files[str(relative)] = path
+        if path.is_file() and labs.in_bundle(relative.relative_to("course").as_posix(), last.id):
+            files[str(relative)] = path
     files["requirements.txt"] = labs.REPO / "requirements.txt"
     return files
 
@@ -150,14 +126,6 @@ def without_answers(name: str, path: Path, through: str) -> bytes:
     return text.encode("utf-8")
 
 
-def _for_students(inside: str) -> bool:
-    """¿Va ``course/<inside>`` al zip? Todo el paquete, con sus datos (la traducción de
-    JupyterLab de ``jupyter-es``), salvo los catálogos de errores y lo compilado."""
-    if inside.startswith("mistakes/"):
-        return any(fnmatch.fnmatch(inside, pattern) for pattern in MISTAKES_KEPT)
-    return not inside.endswith(".pyc")
-
-
 def fresh_release(through: str, root: Path) -> Path:
     """Genera en ``root/release`` los cuadernos de estudiante hasta ``through`` desde
     ``source/``; avisa de cada ``release/`` del repositorio que no coincide."""
@@ -186,7 +154,7 @@ def readme(through: str) -> str:
     included = [labs.LABS[i] for i in order[: order.index(through) + 1]]
     present = [lab for lab in included if lab.release.exists()]
     table = "\n".join(f"- `{lab.id}`: {lab.title}" for lab in present)
-    train = TRAIN if any(lab.id in LAB_ONLY for lab in present) else ""
+    train = TRAIN if any(lab.id in labs.LAB_ONLY for lab in present) else ""
     return README.format(
         first=present[0].id, last=through, table=table, torch=pins().get("torch", ""),
         train=train,

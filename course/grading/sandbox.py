@@ -79,44 +79,32 @@ RISK = (
 
 
 def course_copy(lab: labs.Lab, target: Path) -> Path:
-    """Copia de ``course`` sin las respuestas de ``lab`` ni de los laboratorios siguientes.
+    """Copia de ``course`` con lo que el núcleo que califica ``lab`` puede ver
+    (:func:`course.labs.in_kernel`): sin las respuestas de ``lab`` ni de los siguientes,
+    sin los catálogos de errores típicos y, del calificador, solo el agente.
 
-    Sin los catálogos de errores típicos (``course/mistakes/*.py``), pero con sus huellas
-    (``course/mistakes/fingerprints/*.json``), que son salidas equivocadas y nombran el error.
-
-    Tampoco lleva la calificación: de ``course/grading`` solo va ``agent.py``, lo que el
-    núcleo necesita para contestar al calificador. Y las funciones del paquete que
-    resuelven un ejercicio de ``lab`` o de uno siguiente (las que se llaman como él y
-    :data:`ANSWERS`) llegan sin su código (:func:`_without_answers`).
+    Las funciones del paquete que resuelven un ejercicio de ``lab`` o de uno siguiente
+    (las que se llaman como él y :data:`course.labs.ANSWERS`) llegan sin su código
+    (:func:`without_answers`).
     """
-    order = list(labs.LABS)
-    hidden = {m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference}
     package = Path(course.__file__).parent
     fingerprints = sorted((package / "mistakes" / "fingerprints").glob("*.json"))
-    json_names = [path.name for path in fingerprints]
     for path in sorted(package.rglob("*.py")) + fingerprints:
-        inside = path.relative_to(package)
-        if inside.parts[0] == "reference" and path.stem in hidden:
-            continue
-        if inside.parts[0] == "mistakes" and inside.name not in ("__init__.py", *json_names):
-            continue  # los catálogos de errores: sus mutantes valen tanto como las respuestas
-        if inside.parts[0] == "grading" and inside.name not in ("agent.py", "__init__.py"):
+        inside = path.relative_to(package).as_posix()
+        if not labs.in_kernel(inside, lab.id):
             continue
         destination = target / inside
         destination.parent.mkdir(parents=True, exist_ok=True)
-        if inside.as_posix() == "grading/__init__.py":
+        if inside == "grading/__init__.py":
             destination.write_text('"""Solo el agente del núcleo."""\n')
         elif path.suffix == ".py":
-            text = without_answers(path.read_text(encoding="utf-8"), inside.as_posix(), lab.id)
+            text = without_answers(path.read_text(encoding="utf-8"), inside, lab.id)
             destination.write_text(text, encoding="utf-8")
         else:
             shutil.copyfile(path, destination)
     return target
 
 
-# Funciones del paquete que responden un ejercicio con otro nombre (o con el mismo): el
-# ejercicio 1 del laboratorio 7 es ``collate`` y el 6 es el BLEU de ``decoding.bleu``.
-ANSWERS = {"translation/data/batching.py": ("collate",), "translation/decoding.py": ("bleu",)}
 STUB = (
     "def {name}(*args, **kwargs):\n"
     '    """Al calificar, esta función no está: resuelve un ejercicio del curso."""\n'
@@ -140,7 +128,7 @@ def exercise_names(lab_ids: tuple[str, ...]) -> frozenset[str]:
         if not path.exists():
             continue
         for cell in notebooks.read(path).cells:
-            if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("solution"):
+            if cell.cell_type != "code" or not notebooks.is_solution(cell):
                 continue
             try:
                 tree = ast.parse(cell.source)
@@ -157,9 +145,8 @@ def exercise_names(lab_ids: tuple[str, ...]) -> frozenset[str]:
 def without_answers(source: str, inside: str, lab_id: str) -> str:
     """``source``, el módulo ``course/<inside>``, sin el código de lo que resuelve un
     ejercicio de ``lab_id`` o de un laboratorio siguiente (lo que se llama como un ejercicio
-    y :data:`ANSWERS`). Lo usan la copia del núcleo y el zip de estudiantes."""
-    order = list(labs.LABS)
-    names = exercise_names(tuple(order[order.index(lab_id) :])) | set(ANSWERS.get(inside, ()))
+    y :data:`course.labs.ANSWERS`). Lo usan la copia del núcleo y el zip de estudiantes."""
+    names = exercise_names(tuple(labs.from_here(lab_id))) | set(labs.ANSWERS.get(inside, ()))
     return _without_answers(source, names)
 
 
