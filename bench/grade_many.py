@@ -23,7 +23,7 @@ from pathlib import Path
 
 from course import labs
 from course.argparse_es import ArgumentParser
-from course.commands import grade
+from course.grading import batch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,9 +39,9 @@ def timed_grading(submissions: dict[tuple[str, str], Path], jobs: int) -> tuple[
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
         root = Path(tmp)
         _class(root, submissions)
-        tasks = grade.find_submissions(root / "submitted")
+        tasks = batch.find_submissions(root / "submitted")
         start = time.perf_counter()
-        done = grade.grade_all(tasks, root / "autograded", jobs, None, progress=False)
+        done = batch.grade_all(tasks, root / "autograded", jobs, None, progress=False)
         elapsed = time.perf_counter() - start
     errors = [r for r in done if r.error]
     assert not errors, errors[0].error

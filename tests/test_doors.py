@@ -52,18 +52,7 @@ LAB = labs.get("01_atencion")
 HONEST = {"ana": 80.0, "victima": 80.0, "beto": 0.0, "displayhook": 0.0, "sql": 0.0, "lector": 0.0}
 BIN = Path(sys.executable).parent
 
-HIDE_ERRORS = """
-ip = get_ipython()
-original = ip.kernel.session.send
-def send(stream, msg_or_type, content=None, *a, **k):
-    tipo = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
-    if tipo == "error":
-        return None
-    if isinstance(content, dict) and content.get("status") == "error":
-        content = {"status": "ok", "execution_count": content.get("execution_count", 0),
-                   "user_expressions": {}, "payload": []}
-    return original(stream, msg_or_type, content, *a, **k)
-ip.kernel.session.send = send
+HIDE_ERRORS = attacks.SILENCE_ERRORS + """
 sys.displayhook = lambda valor: None
 def envuelve(lineas):
     cuerpo = "".join(lineas).splitlines(True)
@@ -218,9 +207,9 @@ def other_checkout(tmp_path_factory):
 def test_a_kernel_that_cannot_import_the_course_is_no_zero(other_checkout):
     root, env = other_checkout
     code = (
-        "import json, sys\nfrom pathlib import Path\nfrom course.commands import grade\n"
-        "task = grade.Task('ana', '01_atencion', Path(sys.argv[1]))\n"
-        "print(json.dumps(grade.grade_one(task, Path(sys.argv[2])).__dict__))"
+        "import json, sys\nfrom pathlib import Path\nfrom course.grading import batch\n"
+        "task = batch.Task('ana', '01_atencion', Path(sys.argv[1]))\n"
+        "print(json.dumps(batch.grade_one(task, Path(sys.argv[2])).__dict__))"
     )
     notebook = root / "submitted" / "ana" / LAB.id / f"{LAB.id}.ipynb"
     done = subprocess.run(

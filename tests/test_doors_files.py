@@ -35,7 +35,7 @@ from leaks import secret_lines
 
 from course import labs
 from course.commands import export, feedback, grade
-from course.grading import results, sandbox
+from course.grading import batch, results, sandbox
 
 LAB = labs.get("01_atencion")
 ESCAPE = "\x1b[2J\x1b[32m"
@@ -65,7 +65,7 @@ def test_an_uploaded_file_name_never_says_who_submitted(tmp_path, capsys):
             "ana/01_atencion/01_atencion.ipynb": "{}",
         },
     )
-    tasks = grade._unzip(archive, tmp_path / "out", None)
+    tasks = batch._unzip(archive, tmp_path / "out", None)
     assert [(t.student, t.lab, t.notebook.name) for t in tasks] == [
         ("ana", LAB.id, f"{LAB.id}.ipynb"),
         ("mallory", LAB.id, "ana_01_atencion.ipynb"),
@@ -86,7 +86,7 @@ def test_two_notebooks_for_one_student_are_reported_not_chosen(tmp_path):
             "carla/01_atencion.ipynb": "{}",
         },
     )
-    ana, beto, carla = grade._unzip(archive, tmp_path / "out", None)
+    ana, beto, carla = batch._unzip(archive, tmp_path / "out", None)
     assert ana.notebook is None and beto.notebook is None
     assert "«ana/01_atencion.ipynb» y «ana/01_atencion/01_atencion.ipynb»" in ana.problem
     assert "«01_atencion (1).ipynb», «copia_01_atencion.ipynb»" in beto.problem
@@ -100,9 +100,9 @@ def test_the_same_submission_from_two_doors_is_an_error_naming_both(tmp_path):
     (folder / f"{LAB.id}.ipynb").write_text("{}")
     first = _zip(tmp_path / "a.zip", {"beto/01_atencion.ipynb": "{}"})
     second = _zip(tmp_path / "b.zip", {"ana/01_atencion.ipynb": "{}"})
-    tasks = grade.find_submissions(tmp_path / "submitted")
-    tasks += grade._unzip(first, tmp_path / "0", None) + grade._unzip(second, tmp_path / "1", None)
-    ana, beto = grade._one_per_submission(tasks)
+    tasks = batch.find_submissions(tmp_path / "submitted")
+    tasks += batch._unzip(first, tmp_path / "0", None) + batch._unzip(second, tmp_path / "1", None)
+    ana, beto = batch._one_per_submission(tasks)
     assert ana.notebook is None and "hay 2 entregas" in ana.problem
     assert "«submitted/ana/01_atencion/01_atencion.ipynb»" in ana.problem
     assert "«b.zip: ana/01_atencion.ipynb»" in ana.problem
@@ -160,7 +160,7 @@ def test_merge_only_with_a_bad_timestamp_merges_everyone(gradebook_course, capsy
 def test_grading_reads_timestamp_as_nbgrader_does(tmp_path, text, warned):
     (tmp_path / "timestamp.txt").write_text(text)
     warnings = []
-    stamp = grade._timestamp(tmp_path, warnings)
+    stamp = batch._timestamp(tmp_path, warnings)
     assert (stamp == "2026-01-01 10:00:00") == (text.startswith("2026")), stamp
     assert warned in " ".join(warnings) and bool(warnings) == bool(warned)
 
@@ -168,7 +168,7 @@ def test_grading_reads_timestamp_as_nbgrader_does(tmp_path, text, warned):
 def test_a_linked_or_special_timestamp_is_not_read(tmp_path, alarm_fifo):
     os.mkfifo(tmp_path / "timestamp.txt")  # leerla bloquearía al calificador
     warnings = []
-    assert grade._timestamp(tmp_path, warnings) == ""
+    assert batch._timestamp(tmp_path, warnings) == ""
     assert warnings == [
         "se ignora timestamp.txt: no es un archivo normal; se califica sin hora de entrega"
     ]
@@ -203,7 +203,7 @@ def test_names_from_outside_are_printed_escaped(gradebook_course, tmp_path, caps
     results.write(gradebook_course / "autograded", broken)
     grade.run(root=gradebook_course, merge_only=True)
     archive = _zip(tmp_path / "aula.zip", {f"{ESCAPE}/01_atencion.ipynb": "{}"})
-    grade._unzip(archive, tmp_path / "out", None)
+    batch._unzip(archive, tmp_path / "out", None)
     with pytest.raises(labs.CourseError) as error:
         feedback.run(students=[f"x{ESCAPE}"], root=gradebook_course)
     captured = capsys.readouterr()

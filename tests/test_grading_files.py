@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from course.commands import grade
-from course.grading import files, results
+from course.grading import batch, files, results
 from course.labs import CourseError
 
 RUN = "ana/07_multi30k/runs/07_multi30k/completa"
@@ -157,7 +156,7 @@ def test_a_refused_notebook_is_that_students_error_and_the_others_are_graded(
     with zipfile.ZipFile(archive, "w") as bundle:
         bundle.writestr("ana/01_atencion.ipynb", os.urandom(2 * files.MIB))
         bundle.writestr("beto/01_atencion.ipynb", "{}")
-    ana, beto = grade._unzip(archive, tmp_path / "out", None)
+    ana, beto = batch._unzip(archive, tmp_path / "out", None)
     assert (ana.student, ana.notebook) == ("ana", None)
     assert ana.problem == "se rechaza «ana/01_atencion.ipynb»: ocupa más de 1 MiB al descomprimir"
     assert beto.notebook.read_text() == "{}" and not beto.problem

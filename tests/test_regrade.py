@@ -25,7 +25,7 @@ import tampering as t
 
 from course import labs
 from course.commands import grade
-from course.grading import results
+from course.grading import batch, results
 
 LAB = labs.get("01_atencion")
 # `python -m course grade ...` tal cual (argparse incluido), con el curso en otra carpeta.
@@ -251,8 +251,8 @@ def test_a_killed_run_run_again_ends_with_the_same_gradebook(reference, fresh):
 @pytest.mark.slow
 def test_one_worker_and_shards_in_reverse_order_give_identical_scores(reference, fresh):
     root = fresh("un_proceso")
-    tasks = grade.find_submissions(root / "submitted")
-    assert grade.select_shard(tasks, "1/2") and grade.select_shard(tasks, "2/2")
+    tasks = batch.find_submissions(root / "submitted")
+    assert batch.select_shard(tasks, "1/2") and batch.select_shard(tasks, "2/2")
     for shard in ("2/2", "1/2"):  # primero el fragmento de ana y beto, después carla y dani
         assert grade.run(root=root, jobs=1, shard=shard, progress=False) == 0
     different = mismatches(scores(reference), scores(root))

@@ -21,7 +21,7 @@ from leaks import secret_lines
 
 from course import cli, labs
 from course.commands import bundle, doctor, export, feedback, grade, jupyter_es
-from course.grading import results
+from course.grading import batch, results
 from course.labs import CourseError
 
 LAB = labs.get("01_atencion")
@@ -170,17 +170,17 @@ def _region_lines(notebook_path: Path, kind: str) -> set[str]:
 
 def test_shards_partition_the_class():
     tasks = [
-        grade.Task(f"e{i}", lab, None)
+        batch.Task(f"e{i}", lab, None)
         for i in range(30)
         for lab in ("01_atencion", "02_normalizacion")
     ]
-    shards = [grade.select_shard(tasks, f"{i}/3") for i in (1, 2, 3)]
+    shards = [batch.select_shard(tasks, f"{i}/3") for i in (1, 2, 3)]
     key = lambda t: (t.student, t.lab)  # noqa: E731
     assert sorted((t for s in shards for t in s), key=key) == sorted(tasks, key=key)
-    assert all(shards) and grade.select_shard(tasks, "2/3") == shards[1]
+    assert all(shards) and batch.select_shard(tasks, "2/3") == shards[1]
     for bad in ("0/3", "4/3", "1-3", "a/b"):
         with pytest.raises(CourseError, match="--shard"):
-            grade.select_shard(tasks, bad)
+            batch.select_shard(tasks, bad)
 
 
 def test_zip_layouts_are_recognised(tmp_path):
@@ -191,14 +191,14 @@ def test_zip_layouts_are_recognised(tmp_path):
         z.writestr("pablo/01_atencion/mi_version.ipynb", "{}")
         z.writestr("notas.txt", "x")
         z.writestr("sin_laboratorio.ipynb", "{}")
-    tasks = grade._unzip(archive, tmp_path / "out", None)
+    tasks = batch._unzip(archive, tmp_path / "out", None)
     assert [(t.student, t.lab, t.notebook.name) for t in tasks] == [
         ("lucia", "01_atencion", "lucia_01_atencion.ipynb"),
         ("marta", "02_normalizacion", "02_normalizacion.ipynb"),
         ("pablo", "01_atencion", "mi_version.ipynb"),
     ]
     with pytest.raises(CourseError, match="no es un archivo zip"):
-        grade._unzip(
+        batch._unzip(
             tmp_path / "out" / "lucia" / "01_atencion" / "lucia_01_atencion.ipynb", tmp_path, None
         )
 
@@ -291,10 +291,10 @@ def test_a_dying_worker_costs_only_its_own_submission(tmp_path, monkeypatch):
         return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
 
     monkeypatch.setattr(grading, "grade_notebook", fake)
-    tasks = [grade.Task(s, LAB.id, tmp_path / f"{s}.ipynb") for s in ("ana", "muere", "zoe")]
+    tasks = [batch.Task(s, LAB.id, tmp_path / f"{s}.ipynb") for s in ("ana", "muere", "zoe")]
     for task in tasks:
         task.notebook.write_text(task.student)
-    done = {r.student: r for r in grade.grade_all(tasks, tmp_path / "out", 1, None, False)}
+    done = {r.student: r for r in batch.grade_all(tasks, tmp_path / "out", 1, None, False)}
     assert done["ana"].auto_points == 5 and done["zoe"].auto_points == 5
     assert "murió" in done["muere"].error
     assert sorted(p.parent.parent.name for p in (tmp_path / "out").rglob(results.RESULT_NAME)) == [
@@ -310,16 +310,16 @@ torch.set_num_threads(2)
 torch.ones(3000, 3000).tril()  # el padre crea su equipo de hilos OpenMP
 from pathlib import Path
 from course import grading
-from course.commands import grade
+from course.grading import batch
 def fake(path, lab, timeout=None, keep=None, **settings):
     torch.ones(3000, 3000).tril()  # lo que hace una prueba oculta en el calificador
     return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
 grading.grade_notebook = fake
 out = Path(sys.argv[1])
-tasks = [grade.Task(s, "01_atencion", out / f"{s}.ipynb") for s in ("ana", "zoe")]
+tasks = [batch.Task(s, "01_atencion", out / f"{s}.ipynb") for s in ("ana", "zoe")]
 for task in tasks:  # grade califica una copia del cuaderno: tiene que existir
     task.notebook.write_text(task.student)
-print(sorted(r.auto_points for r in grade.grade_all(tasks, out / "out", 2, None, False)))
+print(sorted(r.auto_points for r in batch.grade_all(tasks, out / "out", 2, None, False)))
 """
 
 
@@ -370,7 +370,7 @@ def test_zip_keeps_the_lab7_full_run_beside_its_notebook(tmp_path):
         z.writestr("ana/07_multi30k/otra/cosa.txt", "x")
         z.writestr("ana/01_atencion/runs/07_multi30k/completa/best.pt", "x")
         z.writestr("ana/07_multi30k/runs/07_multi30k/completa/../../../../fuera.txt", "x")
-    (task,) = grade._unzip(archive, tmp_path / "out", None)
+    (task,) = batch._unzip(archive, tmp_path / "out", None)
     folder = task.notebook.parent
     found = sorted(
         p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.*")

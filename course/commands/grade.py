@@ -1,26 +1,8 @@
-"""``python -m course grade``: califica todas las entregas en paralelo.
+"""``python -m course grade``: califica en paralelo todas las entregas de la clase.
 
-Entregas: ``submitted/<estudiante>/<lab>/<lab>.ipynb`` (la estructura de nbgrader) y,
-con ``--zip``, archivos descargados de un aula virtual con entradas
-``<estudiante>/<lab>/<cuaderno>.ipynb`` o ``<estudiante>/<cuaderno>.ipynb`` (se leen sin
-escribir en ``submitted/``). Las entradas se extraen con límites de tamaño y sin enlaces
-ni rutas que salgan de la carpeta temporal (``course.grading.files``).
-
-Quién entregó lo dice siempre una carpeta (la que crea nbgrader o el aula virtual para
-cada estudiante), nunca el nombre de un archivo: ese nombre lo elige el estudiante, y
-mallory podría subir ``ana_01_atencion.ipynb``. El nombre solo puede indicar el
-laboratorio. Un cuaderno suelto en la raíz del zip no se califica (se avisa con la
-estructura esperada), y dos entregas para el mismo estudiante y laboratorio (dos zips,
-un zip y ``submitted/``, dos cuadernos sin ``<lab>.ipynb``) quedan como error que las
-nombra: no se elige ninguna. Cada cuaderno se lee sin seguir enlaces y solo si es un
-archivo normal de un solo nombre; lo demás es un error de esa entrega.
-
-Diseño: cada proceso de trabajo importa nbgrader una vez y califica cada entrega en su
-propio curso temporal (``course.grading.grade_notebook``), con su núcleo nuevo: nada
-se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
-``calificacion.json``; al final el proceso principal, el único que escribe en
-``gradebook.db``, une los resultados (``course.grading.results.merge``). Una entrega rota se
-anota como error y no detiene las demás.
+Aquí solo están los argumentos, lo que se imprime y el código de salida; reunir las
+entregas (``submitted/`` y los zip del aula virtual) y calificarlas, cada una aparte, es de
+``course.grading.batch``.
 
 Si se interrumpe (Ctrl+C, el proceso muere, se apaga la máquina), basta con volver a
 ejecutar la orden: califica otra vez todas las entregas y termina con el mismo libro de
@@ -35,49 +17,53 @@ unión entera. Quien quiera aprovechar lo que sí terminó puede unirlo con ``--
 """
 
 import os
-import re
 import sys
 import tempfile
-import time
-import zlib
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from fnmatch import fnmatch
 from pathlib import Path
 
 from course import labs
-from course.grading import files, kernel_view, results
+from course.grading import batch, kernel_view, results
 from course.labs import CourseError
 from course.text import printable, shorten
 
-STUDENT_ID = re.compile(r"^[\w.@+-]+$")
-LAYOUT = (
-    "el zip debe tener una carpeta por estudiante: <estudiante>/<lab>/<cuaderno>.ipynb"
-    " o <estudiante>/<cuaderno>.ipynb con el laboratorio en el nombre"
-    " (p. ej. ana/01_atencion.ipynb); el nombre de un archivo nunca dice quién lo entregó"
-)
-TIMESTAMP_MAX_BYTES = 1024
+HELP = "califica en paralelo todas las entregas de submitted/"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Cómo se califica cada entrega (igual para todas)."""
+def add_arguments(parser) -> None:
+    parser.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
+    parser.add_argument(
+        "--zip", action="append", metavar="ARCHIVO",
+        help="zip del aula virtual, una carpeta por estudiante: <estudiante>/<lab>/<lab>.ipynb",
+    )  # fmt: skip
+    parser.add_argument(
+        "--jobs", type=int, metavar="N", help="procesos en paralelo (por omisión, los núcleos)"
+    )
+    parser.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
+    parser.add_argument(
+        "--timeout", type=int, metavar="SEGUNDOS", help="segundos por celda (por omisión, 60)"
+    )
+    parser.add_argument(
+        "--memory", type=float, default=4.0, metavar="GIB",
+        help="memoria de cada núcleo aislado en GiB (por omisión, 4)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-sandbox", action="store_true",
+        help="califica sin bubblewrap: PELIGROSO, el código de los estudiantes podría leer las"
+        " soluciones y las pruebas ocultas, cambiar notas de otros, usar la red y dejar"
+        " procesos vivos; solo con entregas de confianza",
+    )  # fmt: skip
+    parser.add_argument(
+        "--merge-only", action="store_true",
+        help="no califica: une los resultados de autograded/ en gradebook.db",
+    )  # fmt: skip
 
-    timeout: int | None = None  # segundos por celda; None: los de nbgrader_config.py
-    sandboxed: bool = True  # núcleo dentro de bubblewrap (course.grading.sandbox)
-    memory_gib: float = 4.0  # memoria de cada núcleo aislado
-    notebook_timeout: int | None = None  # segundos por cuaderno; None: 900
 
-
-@dataclass(frozen=True)
-class Task:
-    student: str
-    lab: str
-    notebook: Path | None  # None: no hay cuaderno en la entrega
-    problem: str = ""
-    origin: str = ""  # de dónde viene, para nombrarla (submitted/… o aula.zip: …)
-    note: str = ""  # aviso que no impide calificar (otros cuadernos que no se usan)
+def main(args) -> int:
+    return run(
+        zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
+        merge_only=args.merge_only, lab_ids=args.lab, sandboxed=not args.no_sandbox,
+        memory_gib=args.memory,
+    )  # fmt: skip
 
 
 def run(
@@ -92,24 +78,30 @@ def run(
     sandboxed: bool = True,
     memory_gib: float = 4.0,
 ) -> int:
-    autograded = root / "autograded"
+    """Califica (salvo ``merge_only``), une en ``gradebook.db`` e imprime la tabla de notas.
+
+    Devuelve 1 si alguna entrega quedó sin calificar, 0 si no.
+    """
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
-    settings = Settings(timeout, sandboxed, memory_gib)
     if not merge_only:
         _require_sandbox(sandboxed)
         if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
             kernel_view.require()
+        settings = batch.Settings(timeout, sandboxed, memory_gib)
         with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
-            tasks = find_submissions(root / "submitted", lab_ids)
-            for number, name in enumerate(zips or []):
-                tasks += _unzip(Path(name), Path(unpacked) / str(number), lab_ids)
-            tasks = select_shard(_one_per_submission(tasks), shard)
+            tasks = batch.gather(root / "submitted", zips, Path(unpacked), lab_ids, shard)
             if not tasks:
                 print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
                 return 0
-            grade_all(tasks, autograded, jobs or os.cpu_count() or 1, settings, progress)
-    everything = results.read_all(autograded)
+            jobs = jobs or os.cpu_count() or 1
+            batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
+    return _merge_and_report(root)
+
+
+def _merge_and_report(root: Path) -> int:
+    """Une ``autograded/`` en ``gradebook.db`` e imprime la tabla, los errores y los avisos."""
+    everything = results.read_all(root / "autograded")
     merged = results.merge(everything, root / "gradebook.db")
     print(table(results.with_manual_scores(everything, root / "gradebook.db")))
     errors = [r for r in everything if r.error]
@@ -136,345 +128,6 @@ def _require_sandbox(sandboxed: bool) -> None:
             f" doctor». Si confías en todas las entregas, --no-sandbox califica sin"
             f" aislamiento ({sandbox.RISK})."
         )
-
-
-def find_submissions(submitted: Path, lab_ids: list[str] | None = None) -> list[Task]:
-    """Una tarea por ``submitted/<estudiante>/<lab>/``; una carpeta enlazada es un error."""
-    tasks = []
-    for folder in sorted(submitted.glob("*/*")):
-        if folder.name not in labs.LABS or (lab_ids and folder.name not in lab_ids):
-            continue
-        student, relative = folder.parent.name, folder.relative_to(submitted)
-        origin = f"submitted/{relative.as_posix()}"
-        linked = files.linked_folder(submitted, relative)
-        if linked:
-            tasks.append(
-                Task(student, folder.name, None, f"se rechaza la entrega: {linked}", origin)
-            )
-        elif folder.is_dir():
-            notebooks = sorted(folder.glob("*.ipynb"))
-            tasks.append(_task(student, folder.name, notebooks, f"{origin}/"))
-    return tasks
-
-
-def _task(student: str, lab: str, notebooks: list[Path], origin: str = "") -> Task:
-    """La entrega con su cuaderno: ``<lab>.ipynb`` (el nombre que fija nbgrader) o el único.
-
-    Si hay ``<lab>.ipynb`` y otros, se califica ``<lab>.ipynb`` y se avisa de los otros; si
-    hay varios y ninguno se llama así, no se elige: error que los nombra.
-    """
-    names = ", ".join(f"«{p.name}»" for p in notebooks)
-    preferred = [p for p in notebooks if p.name == f"{lab}.ipynb"]
-    source = f"{origin}{(preferred or notebooks)[0].name}" if notebooks else origin
-    if preferred or len(notebooks) == 1:
-        others = [f"«{p.name}»" for p in notebooks if p != (preferred or notebooks)[0]]
-        note = f"se califica {lab}.ipynb; no se usan {', '.join(others)}" if others else ""
-        return Task(student, lab, (preferred or notebooks)[0], "", source, note)
-    if not notebooks:
-        return Task(
-            student, lab, None, f"no hay ningún cuaderno en la entrega ({lab}.ipynb)", source
-        )
-    problem = f"hay {len(notebooks)} cuadernos ({names}) y ninguno se llama {lab}.ipynb"
-    return Task(student, lab, None, f"{problem}: deja solo uno y vuelve a calificar", source)
-
-
-def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]:
-    """Lee un zip del aula virtual; cada entrada va a una carpeta temporal.
-
-    Lo que se rechaza al extraer (``course.grading.files``) se avisa por stderr; si es un
-    cuaderno, la entrega queda con ese error y no se califica. Dos entradas que irían al
-    mismo sitio (``ana/01_atencion.ipynb`` y ``ana/01_atencion/01_atencion.ipynb``) también.
-    """
-    found: dict[tuple[str, str], list[Path]] = {}
-    refused: dict[tuple[str, str], str] = {}
-    names: dict[Path, str] = {}  # destino -> nombre de la entrada que lo ocupa
-    accept = _Destinations(archive.name, lab_ids, names)
-    for entry in files.extract_zip(archive, target, accept):
-        owner = entry.path.relative_to(target).parts[:2] if entry.path else None
-        if entry.refused:
-            reason = f"se rechaza «{entry.name}»: {entry.refused}"
-            where = " · ".join(owner or [archive.name])
-            print(printable(f"aviso: {where}: {reason}"), file=sys.stderr)
-        if owner and entry.path.suffix == ".ipynb":
-            if entry.refused:
-                refused.setdefault(owner, reason)
-            else:
-                found.setdefault(owner, []).append(entry.path)
-    for owner, clash in accept.clashes.items():
-        refused[owner] = f"dos cuadernos van al mismo sitio: {clash}; deja solo uno"
-    origin = {target / path: f"{archive.name}: {name}" for path, name in names.items()}
-    tasks = {owner: _zip_task(owner, paths, origin) for owner, paths in found.items()}
-    tasks |= {
-        owner: Task(*owner, None, reason, f"{archive.name}: {'/'.join(owner)}")
-        for owner, reason in refused.items()
-    }
-    return [tasks[owner] for owner in sorted(tasks)]
-
-
-def _zip_task(owner: tuple[str, str], paths: list[Path], origin: dict[Path, str]) -> Task:
-    task = _task(*owner, paths)
-    chosen = origin.get(task.notebook) if task.notebook else None
-    return Task(*owner, task.notebook, task.problem, chosen or origin[paths[0]], task.note)
-
-
-class _Destinations:
-    """Dónde se extrae cada entrada del zip (``accept`` de ``files.extract_zip``)."""
-
-    def __init__(self, archive: str, lab_ids: list[str] | None, names: dict[Path, str]):
-        self.archive, self.lab_ids, self.names = archive, lab_ids, names
-        self.clashes: dict[tuple[str, str], str] = {}
-
-    def __call__(self, parts: tuple[str, ...]) -> Path | None:
-        relative = _destination(self.archive, self.lab_ids, parts)
-        if relative is None:
-            return None
-        if relative in self.names:  # no se sobrescribe: las dos quedan como error
-            owner = relative.parts[:2]
-            self.clashes[owner] = f"«{self.names[relative]}» y «{'/'.join(parts)}»"
-            return None
-        self.names[relative] = "/".join(parts)
-        return relative
-
-
-def _destination(name: str, lab_ids: list[str] | None, parts: tuple[str, ...]) -> Path | None:
-    """Dónde se extrae una entrada: ``<estudiante>/<lab>/...``, o ``None`` si no se usa."""
-    parts = tuple(p for p in parts if p != "submitted")
-    if not parts or "__MACOSX" in parts:
-        return None
-    if not parts[-1].endswith(".ipynb"):
-        return _output_destination(parts)
-    owner = _owner(parts)
-    if owner is None:
-        entry = "/".join(parts)
-        print(printable(f"aviso: se ignora «{entry}» en {name}: {LAYOUT}"), file=sys.stderr)
-        return None
-    if lab_ids and owner[1] not in lab_ids:
-        return None
-    return Path(*owner, parts[-1])
-
-
-def _owner(parts: tuple[str, ...]) -> tuple[str, str] | None:
-    """Estudiante y laboratorio de un cuaderno del zip; el estudiante, siempre de una carpeta.
-
-    ``…/<estudiante>/<lab>/<cuaderno>.ipynb`` (nbgrader) o ``…/<estudiante>/<cuaderno>.ipynb``
-    (la carpeta por estudiante del aula virtual) con un solo laboratorio en el nombre.
-    """
-    if len(parts) >= 3 and parts[-2] in labs.LABS:
-        student, lab = parts[-3], parts[-2]
-    elif len(parts) >= 2:
-        named = [lab_id for lab_id in labs.LABS if lab_id in parts[-1]]
-        student, lab = parts[-2], named[0] if len(named) == 1 else None
-    else:
-        return None
-    return (student, lab) if lab and STUDENT_ID.match(student) else None
-
-
-def _output_destination(parts: tuple[str, ...]) -> Path | None:
-    """``<estudiante>/<lab>/<lab.outputs>/...`` (la ejecución completa del lab 7).
-
-    Solo lo que las pruebas ocultas leen: ni el estado para reanudar ni otros archivos.
-    """
-    if len(parts) < 4 or parts[1] not in labs.LABS or not STUDENT_ID.match(parts[0]):
-        return None
-    outputs = labs.LABS[parts[1]].outputs
-    if outputs is None or any(fnmatch(parts[-1], pattern) for pattern in labs.NOT_GRADED):
-        return None
-    inside = Path(*parts[2:])
-    return Path(parts[0], parts[1], inside) if inside.is_relative_to(outputs) else None
-
-
-def _one_per_submission(tasks: list[Task]) -> list[Task]:
-    """Una tarea por estudiante y laboratorio; si hay dos (dos zips, un zip y ``submitted/``),
-    un error que nombra las dos: no se elige ninguna en silencio."""
-    grouped: dict[tuple[str, str], list[Task]] = {}
-    for task in tasks:
-        grouped.setdefault((task.student, task.lab), []).append(task)
-    chosen = []
-    for (student, lab), same in sorted(grouped.items()):
-        if len(same) == 1:
-            chosen.append(same[0])
-            continue
-        named = " y ".join(f"«{t.origin}»" for t in same)
-        problem = f"hay {len(same)} entregas ({named}); no se elige ninguna: deja una y vuelve"
-        problem += " a calificar"
-        chosen.append(Task(student, lab, None, problem, same[0].origin))
-    return chosen
-
-
-def select_shard(tasks: list[Task], shard: str | None) -> list[Task]:
-    """``i/n``: las entregas cuyo ``crc32("estudiante/lab") % n == i - 1``.
-
-    Depende solo del nombre de cada entrega, no de qué otras hay en la máquina: los
-    fragmentos 1/n..n/n no se solapan y juntos lo cubren todo.
-    """
-    if not shard:
-        return tasks
-    match = re.fullmatch(r"(\d+)/(\d+)", shard)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise CourseError(
-            f"--shard debe tener la forma i/n con 1 ≤ i ≤ n (p. ej. 2/4), no «{shard}»."
-        )
-    index, count = int(match[1]) - 1, int(match[2])
-    return [t for t in tasks if zlib.crc32(f"{t.student}/{t.lab}".encode()) % count == index]
-
-
-def grade_all(
-    tasks: list[Task],
-    autograded: Path,
-    jobs: int,
-    settings: Settings | None = None,
-    progress: bool = True,
-) -> list[results.Result]:
-    """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega.
-
-    Si un proceso de trabajo muere (no el núcleo: eso lo resuelve ``course.grading``),
-    las entregas que tenía pendientes el grupo se repiten, cada una en un proceso nuevo,
-    para que solo la culpable quede con error.
-    """
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
-    settings = settings or Settings()
-    done, broken = _pool_round(tasks, autograded, jobs, settings, bar)
-    for task in broken:
-        again, still_broken = _pool_round([task], autograded, 1, settings, bar)
-        done += again
-        for lost in still_broken:
-            result = results.Result(
-                lost.student, lost.lab, error="el proceso que la calificaba murió (¿memoria?)"
-            )
-            results.write(autograded, result)
-            done.append(result)
-            bar.update()
-    bar.close()
-    return done
-
-
-def _pool_round(tasks, autograded, jobs, settings, bar) -> tuple[list, list[Task]]:
-    done, broken = [], []
-    with ProcessPoolExecutor(max(1, min(jobs, len(tasks))), initializer=_init_worker) as pool:
-        futures = {pool.submit(grade_one, t, autograded, settings): t for t in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                broken.append(task)
-                continue
-            done.append(result)
-            bar.set_postfix_str(printable(f"{task.student} · {task.lab}"), refresh=False)
-            bar.update()
-    return done, broken
-
-
-def _init_worker() -> None:
-    """Se importa nbgrader una sola vez por proceso (unos 3 s que no se repiten).
-
-    Un hilo de PyTorch por proceso: el proceso de trabajo nace de ``fork`` y, si el padre
-    ya usó su equipo de hilos OpenMP, la primera operación paralela del hijo (una prueba
-    oculta que llama a ``tril``) esperaría para siempre a hilos que no se copiaron.
-    """
-    import torch
-
-    import course.grading  # noqa: F401
-
-    torch.set_num_threads(1)
-
-
-def grade_one(task: Task, autograded: Path, settings: Settings | None = None) -> results.Result:
-    """Califica una entrega; cualquier fallo queda en ``Result.error``, nunca se propaga."""
-    from course import grading
-    from course.grading import sandbox
-
-    start = time.perf_counter()
-    result = results.Result(task.student, task.lab, graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    keep = autograded / task.student / task.lab / f"{task.lab}.ipynb"
-    result.warnings = [task.note] if task.note else []
-    try:
-        if task.notebook is None:
-            raise CourseError(task.problem)
-        result.timestamp = _timestamp(task.notebook.parent, result.warnings)
-        settings = settings or Settings()
-        limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
-        with tempfile.TemporaryDirectory(prefix="course-entrega-") as staging:
-            graded = grading.grade_notebook(
-                _staged(task, Path(staging)), labs.get(task.lab), settings.timeout, keep=keep,
-                sandboxed=settings.sandboxed, limits=limits,
-                notebook_timeout=settings.notebook_timeout,
-            )  # fmt: skip
-        result.cells = [
-            {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
-             "message": c.message}
-            for c in graded.cells
-        ]  # fmt: skip
-        result.findings = list(graded.findings)
-    except Exception as error:  # noqa: BLE001 (una entrega rota no detiene las demás)
-        result.error = (
-            str(error) if isinstance(error, CourseError) else f"{type(error).__name__}: {error}"
-        )
-        keep.unlink(missing_ok=True)  # que feedback no use una calificación antigua
-    result.seconds = round(time.perf_counter() - start, 2)
-    results.write(autograded, result)
-    return result
-
-
-def _staged(task: Task, staging: Path) -> Path:
-    """Una copia propia de la entrega (cuaderno y ejecución del lab 7) que se califica.
-
-    El cuaderno se lee sin seguir enlaces y solo si es un archivo normal de un solo nombre
-    (``files.open_regular``): un enlace a ``source/…ipynb`` daría la solución, y cambiarlo
-    después de esta copia ya no sirve. Si no, :class:`CourseError` (error de esa entrega).
-    De la ejecución del lab 7 solo pasan archivos normales; lo omitido se avisa.
-    """
-    lab = labs.get(task.lab)
-    try:
-        data = files.read_regular(task.notebook, files.NOTEBOOK_MAX_BYTES)
-    except files.Refused as refusal:
-        raise CourseError(f"se rechaza «{task.notebook.name}»: {refusal}") from None
-    notebook = staging / f"{task.lab}.ipynb"
-    notebook.write_bytes(data)
-    folder = task.notebook.parent
-    if lab.outputs is None or not (folder / lab.outputs).exists():
-        return notebook
-    linked = files.linked_folder(folder, Path(lab.outputs))
-    notes = (
-        [f"se omite «{lab.outputs}»: {linked}"]
-        if linked
-        else files.copy_regular_files(
-            folder / lab.outputs, staging / lab.outputs, ignore=labs.NOT_GRADED
-        )
-    )
-    for note in notes:
-        print(printable(f"aviso: {task.student} · {task.lab}: {note}"), file=sys.stderr)
-    return notebook
-
-
-def _timestamp(folder: Path, warnings: list[str]) -> str:
-    """La hora de ``timestamp.txt`` (lo escribe ``nbgrader submit`` del estudiante).
-
-    Se interpreta como nbgrader (``parse_utc``) y se guarda normalizada; si no es una fecha,
-    o no es un archivo normal, la entrega se califica sin hora y con un aviso: un texto
-    libre ahí no puede impedir que se unan las notas de toda la clase.
-    """
-    from nbgrader.utils import parse_utc
-
-    stamp = folder / "timestamp.txt"
-    if not stamp.exists() and not stamp.is_symlink():
-        return ""
-    try:
-        raw = files.read_regular(stamp, TIMESTAMP_MAX_BYTES)
-    except files.Refused as refusal:
-        warnings.append(f"se ignora timestamp.txt: {refusal}; se califica sin hora de entrega")
-        return ""
-    text = raw.decode("utf-8", "replace").strip()
-    try:
-        return str(parse_utc(text)) if text else ""
-    except (ValueError, OverflowError, TypeError, ArithmeticError):
-        warnings.append(
-            f"timestamp.txt no es una fecha («{shorten(text, 60)}»); se califica sin hora"
-            " de entrega"
-        )
-        return ""
 
 
 def _points(value: float) -> str:

@@ -4,7 +4,7 @@ Sin esto, nbgrader ejecuta las pruebas en el núcleo del propio estudiante, sin 
 un cuaderno en blanco con un truco de ``sys.displayhook`` sacaba 75/100 y otro cambiaba
 con SQL la nota de un compañero en ``gradebook.db``. ``nbgrader_config.py`` pone estos
 pasos en lugar de los de nbgrader, y la calificación es la misma que la de
-``python -m course grade`` (``course.commands.grade.grade_one``):
+``python -m course grade`` (``course.grading.batch.grade_one``):
 
 - :class:`RestoreCells` (al sanear la entrega): metadatos y celdas de nbgrader del cuaderno
   publicado, como hace ``grade``; así nbgrader no se detiene con celdas copiadas o borradas;
@@ -156,12 +156,12 @@ def _notebook_timeout() -> int:
 
 def main(argv: list[str]) -> int:
     """Proceso de calificación de la puerta: ``grade_one`` de ``python -m course grade``."""
-    from course.commands import grade
+    from course.grading import batch
 
     path, lab_id, student, out = argv
-    grade._init_worker()
-    task = grade.Task(student, lab_id, Path(path))
-    grade.grade_one(task, Path(out) / "autograded")
+    batch.init_worker()
+    task = batch.Task(student, lab_id, Path(path))
+    batch.grade_one(task, Path(out) / "autograded")
     return 0
 
 
