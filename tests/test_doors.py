@@ -52,7 +52,18 @@ LAB = labs.get("01_atencion")
 HONEST = {"ana": 80.0, "victima": 80.0, "beto": 0.0, "displayhook": 0.0, "sql": 0.0, "lector": 0.0}
 BIN = Path(sys.executable).parent
 
-HIDE_ERRORS = attacks.SILENCE_ERRORS + """
+HIDE_ERRORS = """
+ip = get_ipython()
+original = ip.kernel.session.send
+def send(stream, msg_or_type, content=None, *a, **k):
+    tipo = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
+    if tipo == "error":
+        return None
+    if isinstance(content, dict) and content.get("status") == "error":
+        content = {"status": "ok", "execution_count": content.get("execution_count", 0),
+                   "user_expressions": {}, "payload": []}
+    return original(stream, msg_or_type, content, *a, **k)
+ip.kernel.session.send = send
 sys.displayhook = lambda valor: None
 def envuelve(lineas):
     cuerpo = "".join(lineas).splitlines(True)
