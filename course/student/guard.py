@@ -1,31 +1,35 @@
-"""Vigila que el código del cuaderno no cambie aquello en lo que se apoyan las pruebas.
+"""Avisa al estudiante si su cuaderno cambia aquello en lo que se apoyan las comprobaciones.
 
-Las pruebas ocultas se ejecutan en el mismo núcleo que el código del estudiante: si una
-celda hace ``F.softmax = mi_softmax``, ``torch.allclose = lambda *a, **k: True`` o
-``vars(checks)["close"] = ...``, la prueba compararía al estudiante consigo mismo. Al
-importarse ``course.student.checks`` (en la celda de preparación) :func:`protect` apunta la
-identidad de cada valor de los espacios de nombres que usan las pruebas y la referencia:
-``torch``, ``torch.nn``, ``torch.nn.functional``, los métodos de ``torch.Tensor`` y de
-las clases de ``torch.nn``, ``numpy``, ``math``, las funciones integradas,
-``course.student.checks``, ``course.student.examples`` y los módulos de ``course.reference`` (estos, la
-primera vez que se ven importados). Cada comprobación pública de ``course.student.checks``
-verifica antes que todo siga igual; si algo cambió, o si al importar ya había ahí una
-función definida en el cuaderno (un parche anterior a la celda de preparación), falla
-con un mensaje en español que nombra el atributo. Los nombres nuevos (``torch.mio = 1``)
-no cuentan: solo los que ya existían.
+Solo aconseja. Al calificar, las pruebas visibles y ocultas se ejecutan en el proceso del
+calificador (``course.grading.execute``), que nunca cree lo que dice el núcleo, y el
+informe de integridad (``course.grading.integrity``) señala los intentos de trampa. Aquí,
+en el núcleo del estudiante, las comprobaciones de ``course.student.checks`` compararían
+al estudiante consigo mismo si una celda hace ``F.softmax = mi_softmax``,
+``torch.allclose = lambda *a, **k: True`` o ``vars(checks)["close"] = ...``: el aviso
+llega mientras trabaja, en español, y no al ver la nota.
 
-``course.student.checks`` y ``course.student.examples`` quedan además bloqueados: no aceptan
-reasignaciones, y lo que devuelven sus atributos sale de la copia tomada al importar, no
-de ``vars(checks)``.
+Al importarse ``course.student.checks`` (en la celda de preparación) :func:`protect`
+apunta la identidad de cada valor de los espacios de nombres que usan las comprobaciones
+y la referencia: ``torch``, ``torch.nn``, ``torch.nn.functional``, los métodos de
+``torch.Tensor`` y de las clases de ``torch.nn``, ``numpy``, ``math``, las funciones
+integradas, ``course.student.checks``, ``course.student.examples`` y los módulos de
+``course.reference`` (estos, la primera vez que se ven importados). Cada comprobación
+pública de ``course.student.checks`` verifica antes que todo siga igual; si algo cambió, o
+si al importar ya había ahí una función definida en el cuaderno (un parche anterior a la
+celda de preparación), falla con un mensaje en español que nombra el atributo. Los
+nombres nuevos (``torch.mio = 1``) no cuentan: solo los que ya existían.
+
+``course.student.checks`` y ``course.student.examples`` quedan además bloqueados: no
+aceptan reasignaciones, y lo que devuelven sus atributos sale de la copia tomada al
+importar, no de ``vars(checks)``.
 
 Excepción: si torch cambia una de sus funciones por una envoltura suya
 (``torch._dynamo`` hace ``torch.manual_seed = disable(torch.manual_seed)`` al
 importarse), se acepta, y también volver al valor original.
 
 Verificarlo cuesta unos 0,5 ms por comprobación (unos 3 200 valores comparados por
-identidad). No es un blindaje completo: quien lea este archivo puede desactivarlo (por
-ejemplo a través de ``__closure__``), y reasignar el nombre ``checks`` del cuaderno no
-pasa por aquí. El informe de integridad (``course.integrity``) señala esos intentos.
+identidad). No es un blindaje: quien lea este archivo puede desactivarlo (por ejemplo a
+través de ``__closure__``), y reasignar el nombre ``checks`` del cuaderno no pasa por aquí.
 """
 
 import builtins
@@ -130,23 +134,50 @@ def message(changes: list[tuple[str, str]]) -> str:
     )
 
 
+def _inherited(spaces: list[tuple[str, dict, bool]]):
+    """Devuelve ``found()``: claves nuevas de las clases vigiladas que tapan una heredada.
+
+    ``Tensor.masked_fill = ...`` no cambia ningún valor apuntado: crea una clave en
+    ``vars(torch.Tensor)``. Como en :func:`_watcher`, lo que usa queda en su cierre.
+    """
+    map_, len_, vars_, set_, tuple_, sorted_ = map, len, vars, set, tuple, sorted
+    describe_ = describe
+    classes = []  # etiqueta, clase, nº de claves, heredadas
+    for label, space, _ in spaces:
+        owner = _owner(label)
+        if owner is not None:
+            classes.append((label, owner, len(space), set(dir(owner)) - set(space)))
+    sizes = tuple(size for _, _, size, _ in classes)
+    owners = tuple(owner for _, owner, _, _ in classes)
+
+    def found() -> list[tuple[str, str]]:
+        if tuple_(map_(len_, map_(vars_, owners))) == sizes:
+            return []
+        return [
+            (f"{label}.{key}", f"ahora {describe_(vars_(owner)[key])}")
+            for label, owner, _, inherited in classes
+            for key in sorted_(set_(vars_(owner)) & inherited)
+        ]
+
+    return found
+
+
 def _watcher(own: list[types.ModuleType]):
     """Devuelve ``changes()``: los cambios desde ahora, como (atributo, descripción).
 
     Todo lo que usa ``changes`` (funciones integradas incluidas) queda en su cierre, no en
-    los globales de este módulo: cambiar ``vars(course.student.guard)`` no la desactiva. Para que
-    sea rápido, los valores se guardan en listas planas (una para diccionarios de módulo y
-    otra para los de clase) que se recorren con ``map`` de una vez.
+    los globales de este módulo: cambiar ``vars(course.student.guard)`` no la desactiva.
+    Para que sea rápido, los valores se guardan en listas planas (una para diccionarios de
+    módulo y otra para los de clase) que se recorren con ``map`` de una vez.
     """
     missing = object()
-    list_, map_, range_, len_, vars_, set_ = list, map, range, len, vars, set
+    list_, map_, range_, len_, vars_ = list, map, range, len, vars
     is_not, compress, repeat = operator.is_not, itertools.compress, itertools.repeat
     describe_, from_notebook, modules, watched = describe, _from_notebook, sys.modules, _watched
     trusted = _torch_wrapper
     proxy = types.MappingProxyType
     # Por tipo de diccionario: espacio, clave, valor aceptado, etiqueta y valor original.
     flat = {dict: ([], [], [], [], []), proxy: ([], [], [], [], [])}
-    classes: list[tuple[str, type, int, set]] = []  # etiqueta, clase, nº de claves, heredadas
     early: list[tuple[str, str]] = []  # parches anteriores a la importación
 
     def take(label: str, space, private: bool, since: str) -> None:
@@ -160,16 +191,13 @@ def _watcher(own: list[types.ModuleType]):
             if from_notebook(value):
                 early.append((f"{label}.{key}", f"{describe_(value)} {since}"))
 
-    for label, space, private in _spaces(own):
+    spaces = _spaces(own)
+    for label, space, private in spaces:
         take(label, space, private, "desde antes de importar course.student.checks")
-        owner = _owner(label)
-        if owner is not None:  # `Tensor.masked_fill = ...` crea una clave que tapa la heredada
-            classes.append((label, owner, len(space), set(dir(owner)) - set(space)))
+    inherited = _inherited(spaces)
     pending = [
         f"course.reference.{m.name}" for m in pkgutil.iter_modules(course.reference.__path__)
     ]
-    sizes = tuple(size for _, _, size, _ in classes)
-    owners = tuple(owner for _, owner, _, _ in classes)
 
     def changes() -> list[tuple[str, str]]:
         for name in [n for n in pending if n in modules]:  # importados desde la última vez
@@ -190,11 +218,7 @@ def _watcher(own: list[types.ModuleType]):
                         continue
                     what = "borrado" if now[i] is missing else f"ahora {describe_(now[i])}"
                     found.append((f"{labels[i]}.{keys[i]}", what))
-        if tuple(map_(len_, map_(vars_, owners))) != sizes:
-            for label, owner, _, inherited in classes:
-                for key in sorted(set_(vars_(owner)) & inherited):
-                    found.append((f"{label}.{key}", f"ahora {describe_(vars_(owner)[key])}"))
-        return found
+        return found + inherited()
 
     return changes
 
