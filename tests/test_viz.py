@@ -113,3 +113,38 @@ def test_token_moments_square_rms_is_square_mean_plus_variance():
     assert torch.allclose(
         moments["rms"] ** 2, moments["mean"] ** 2 + moments["std"] ** 2, atol=1e-4
     )
+
+
+def test_position_similarity_writes_the_dot_product_with_subscripts():
+    """Laboratorio 3: «PE_i · PE_j» se ve con subíndices (mathtext), no literal ni «PE[i]»."""
+    fig = viz.position_similarity(torch.randn(6, 4))
+    colorbar = fig.axes[-1]
+    assert colorbar.get_ylabel() == r"$PE_i \cdot PE_j$"
+
+
+def test_attention_heads_is_readable_with_a_colorbar_and_no_overlap():
+    """Laboratorio 7, §12: rótulos legibles, barra de color y el título sin pisar las cabezas."""
+    tokens = [f"tok{i}" for i in range(14)]
+    fig = viz.attention_heads(
+        torch.softmax(torch.randn(3, 14, 14), -1), tokens, tokens, title="Atención cruzada"
+    )
+    panels = [ax for ax in fig.axes if ax.get_title().startswith("cabeza")]
+    assert len(panels) == 3
+    bars = [ax for ax in fig.axes if ax.get_ylabel() == "peso de atención"]
+    assert len(bars) == 1, "falta la barra de color"
+    for ax in panels:
+        sizes = [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+        assert min(sizes) >= 9, sizes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle.get_window_extent(renderer)
+    for ax in panels:
+        assert not title.overlaps(ax.title.get_window_extent(renderer)), ax.get_title()
+        assert not title.overlaps(ax.get_window_extent(renderer))
+    assert fig.bbox.y0 <= title.y0 and title.y1 <= fig.bbox.y1
+
+
+def test_training_curves_legend_says_what_the_moving_average_averages():
+    fig = viz.training_curves(list(range(1, 101)), [3.0] * 100, [100], [2.5])
+    labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    assert "entrenamiento (media móvil de los últimos 5 lotes)" in labels, labels

@@ -143,7 +143,7 @@ def position_similarity(
     ax.set_xlabel("posición j")
     ax.set_ylabel("posición i")
     ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.046, label="PE[i] · PE[j]")
+    fig.colorbar(image, ax=ax, fraction=0.046, label=r"$PE_i \cdot PE_j$")
     fig.tight_layout()
     return fig
 
@@ -156,6 +156,9 @@ def training_curves(
     title: str = "Curvas de entrenamiento y validación",
 ) -> Figure:
     """Pérdida de entrenamiento por paso (y su media móvil) y pérdida de validación.
+
+    La media móvil promedia cada lote con los anteriores, hasta una ventana de un
+    vigésimo de los pasos; la leyenda dice cuántos lotes son, porque cambia con la receta.
 
     Args:
         steps, train_loss: número de actualización y pérdida de cada lote.
@@ -171,7 +174,8 @@ def training_curves(
             / len(train_loss[max(0, i - window + 1) : i + 1])
             for i in range(len(train_loss))
         ]
-        ax.plot(steps, smooth, color="tab:blue", lw=2, label=f"entrenamiento (media de {window})")
+        label = f"entrenamiento (media móvil de los últimos {window} lotes)"
+        ax.plot(steps, smooth, color="tab:blue", lw=2, label=label)
     ax.plot(val_steps, val_loss, "o-", color="tab:orange", lw=2, label="validación")
     ax.set_xlabel("paso de optimización")
     ax.set_ylabel("entropía cruzada por token (nats)")
@@ -188,7 +192,11 @@ def attention_heads(
     keys: list[str] | None = None,
     title: str = "Atención cruzada por cabeza",
 ) -> Figure:
-    """Un mapa de calor por cabeza, en una rejilla de hasta 4 columnas.
+    """Un mapa de calor por cabeza, en una rejilla de hasta 4 columnas, con una barra de color.
+
+    Los paneles crecen con el número de *tokens* para que sus rótulos se lean (cuerpo 9)
+    y el diseño ``constrained`` reserva sitio al título general, a los de cada cabeza y a
+    la barra de color común (pesos de 0 a 1), sin que se solapen.
 
     Forma:
         weights (H, T_q, T_k); ``queries`` (T_q) rotula las filas (*tokens* generados) y
@@ -198,22 +206,21 @@ def attention_heads(
     H, T_q, T_k = values.shape
     cols = min(H, 4)
     rows = (H + cols - 1) // cols
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(1.2 + 0.32 * T_k * cols, 1.0 + 0.3 * T_q * rows), squeeze=False
-    )
+    size = (1.5 + max(2.5, 0.2 * T_k) * cols, 1.2 + max(2.5, 0.2 * T_q) * rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
     for h, ax in enumerate(axes.flat):
         if h >= H:
             ax.axis("off")
             continue
-        ax.imshow(values[h], cmap="viridis", vmin=0.0, vmax=1.0)
-        ax.set_title(f"cabeza {h + 1}")
-        ax.set_xticks(range(T_k), keys or range(T_k), rotation=90, fontsize=7)
-        ax.set_yticks(range(T_q), queries or range(T_q), fontsize=7)
+        image = ax.imshow(values[h], cmap="viridis", vmin=0.0, vmax=1.0)
+        ax.set_title(f"cabeza {h + 1}", fontsize=10)
+        ax.set_xticks(range(T_k), keys or range(T_k), rotation=90, fontsize=9)
+        ax.set_yticks(range(T_q), queries or range(T_q), fontsize=9)
         ax.set_xlabel("origen (clave)")
         if h % cols == 0:
             ax.set_ylabel("salida (consulta)")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="peso de atención")
     fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 
