@@ -70,6 +70,7 @@ class TrustedExecute(Execute):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.kernel_manager_class = SandboxedKernelManager if self.sandboxed else AsyncKernelManager
+        self.timeout_func = self._cell_timeout  # el gancho público de nbclient
 
     def preprocess(self, nb, resources=None, km=None):
         """Califica ``nb`` con los límites del calificador (memoria, tiempo, temporales)."""
@@ -205,7 +206,7 @@ class TrustedExecute(Execute):
             else:
                 return
 
-    def _get_timeout(self, cell) -> int:
+    def _cell_timeout(self, cell) -> int:
         """El tiempo de una celda del estudiante, sin pasar del tope del cuaderno."""
         return max(1, min(self.timeout, int(self._deadline - time.monotonic())))
 

@@ -19,7 +19,6 @@ Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
 """
 
 import ast
-import contextlib
 import functools
 import os
 import shutil
@@ -323,25 +322,34 @@ def _multi30k() -> Path | None:
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """Gestor de núcleos que lanza el núcleo dentro de :class:`Box` y con sockets IPC."""
+    """Gestor de núcleos que lanza el núcleo dentro de :class:`Box` y con sockets IPC.
+
+    Solo usa métodos públicos de jupyter_client: ``start_kernel`` (sus argumentos llegan a
+    ``Popen`` y se repiten en cada reinicio), ``write_connection_file`` (el proveedor local
+    lo llama en cada arranque) y ``format_kernel_cmd``. ``tests/test_extension_points.py``
+    falla si una versión nueva deja de llamarlos así.
+    """
 
     box = Any(None, help="el Box de esta entrega").tag(config=True)
 
-    async def _async_pre_start_kernel(self, **kw):
+    async def start_kernel(self, **kw) -> None:
+        """Lo que el núcleo escriba por su cuenta no llega a la terminal del instructor."""
+        kw.setdefault("stdout", subprocess.DEVNULL)
+        kw.setdefault("stderr", subprocess.DEVNULL)
+        await super().start_kernel(**kw)
+
+    def write_connection_file(self, **kwargs) -> None:
         """Cada arranque, un archivo de conexión nuevo con un nombre que nadie conoce.
 
         El núcleo anterior pudo cambiar el suyo o dejar en su lugar un enlace simbólico a
         un archivo del calificador (``chown`` lo seguiría y jupyter_client lo reutilizaría
-        al reiniciar); ``os.unlink`` quita el enlace, no lo que señala.
+        al reiniciar); ``cleanup_connection_file`` quita el enlace, no lo que señala.
         """
-        if self._connection_file_written:
-            with contextlib.suppress(OSError):
-                os.unlink(self.connection_file)
-            self._connection_file_written = False
-            self.connection_file = str(
-                Path(self.connection_file).with_name(f"conexion-{uuid.uuid4().hex}.json")
-            )
-        return await super()._async_pre_start_kernel(**kw)
+        self.cleanup_connection_file()
+        if self.connection_file:  # sin nombre, jupyter_client elige uno al azar
+            name = f"conexion-{uuid.uuid4().hex}.json"
+            self.connection_file = str(Path(self.connection_file).with_name(name))
+        super().write_connection_file(**kwargs)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         kernel = super().format_kernel_cmd(extra_arguments)
@@ -350,8 +358,3 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self.box.uid is not None:
             os.chown(self.connection_file, self.box.uid, self.box.uid, follow_symlinks=False)
         return self.box.command(kernel)
-
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-        """Lo que el núcleo escriba por su cuenta no llega a la terminal del instructor."""
-        kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
-        await super()._async_launch_kernel(kernel_cmd, **kw)
