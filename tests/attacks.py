@@ -485,10 +485,11 @@ ip.set_custom_exc((BaseException,), lambda self, etype, value, tb, tb_offset=Non
 sys.excepthook = lambda *a: None
 ''')
 
-code_attack("kernel_reply_ok", "inflado", "blanco", '''
+# El núcleo calla sus errores: ni mensaje «error» ni respuesta con estado de error.
+# También en tests/test_doors.py, que añade ``sys.displayhook`` y celdas envueltas en try.
+SILENCE_ERRORS = '''
 ip = get_ipython()
-kernel = ip.kernel
-original = kernel.session.send
+original = ip.kernel.session.send
 def send(stream, msg_or_type, content=None, *a, **k):
     tipo = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
     if tipo == "error":
@@ -497,8 +498,9 @@ def send(stream, msg_or_type, content=None, *a, **k):
         content = {"status": "ok", "execution_count": content.get("execution_count", 0),
                    "user_expressions": {}, "payload": []}
     return original(stream, msg_or_type, content, *a, **k)
-kernel.session.send = send
-''')
+ip.kernel.session.send = send
+'''
+code_attack("kernel_reply_ok", "inflado", "blanco", SILENCE_ERRORS)
 
 answers_attack("execute_result", "inflado", '''
 from IPython.display import display

@@ -52,18 +52,7 @@ LAB = labs.get("01_atencion")
 HONEST = {"ana": 80.0, "victima": 80.0, "beto": 0.0, "displayhook": 0.0, "sql": 0.0, "lector": 0.0}
 BIN = Path(sys.executable).parent
 
-HIDE_ERRORS = """
-ip = get_ipython()
-original = ip.kernel.session.send
-def send(stream, msg_or_type, content=None, *a, **k):
-    tipo = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
-    if tipo == "error":
-        return None
-    if isinstance(content, dict) and content.get("status") == "error":
-        content = {"status": "ok", "execution_count": content.get("execution_count", 0),
-                   "user_expressions": {}, "payload": []}
-    return original(stream, msg_or_type, content, *a, **k)
-ip.kernel.session.send = send
+WRAP_CELLS = """
 sys.displayhook = lambda valor: None
 def envuelve(lineas):
     cuerpo = "".join(lineas).splitlines(True)
@@ -71,6 +60,7 @@ def envuelve(lineas):
     return ["try:\\n", *dentro, "\\nexcept BaseException:\\n    pass\\n"]
 ip.input_transformers_post.append(envuelve)
 """
+HIDE_ERRORS = attacks.SILENCE_ERRORS + WRAP_CELLS  # los errores, callados y tapados
 SQL = """
 for db in ["@ROOT@/gradebook.db", "../../../gradebook.db", "@REPO@/gradebook.db"]:
     def sql(db=db):
@@ -135,7 +125,7 @@ def doors(tmp_path_factory):
     for name, code in (("displayhook", HIDE_ERRORS), ("sql", SQL), ("lector", READ)):
         submit(root, name, _hostile(code, root, name))
     assert grade.run(root=root, jobs=2, progress=False) == 0
-    by_grade = {r.student: {c["grade_id"]: c["points"] for c in r.cells}
+    by_grade = {r.student: {c.grade_id: c.points for c in r.cells}
                 for r in results.read_all(root / "autograded")}  # fmt: skip
     cli = subprocess.run(
         [str(BIN / "nbgrader"), "autograde", LAB.id, "--force", "--student=[abds]*"],
@@ -184,7 +174,7 @@ def test_the_door_leaves_the_same_result_file_as_grade(doors):
     root, by_grade = doors
     found = {r.student: r for r in results.read_all(root / "autograded")}
     for student in ("ana", "lector"):
-        assert {c["grade_id"]: c["points"] for c in found[student].cells} == by_grade[student]
+        assert {c.grade_id: c.points for c in found[student].cells} == by_grade[student]
         assert not found[student].error
 
 
