@@ -48,12 +48,20 @@ def solutions(request):
 
 
 def _summary(counts: Counter) -> str:
-    def share(key: str) -> str:
-        return f"{counts[key]} ({100 * counts[key] / counts['total']:.0f} %)"
+    def share(key: str, total: str = "total") -> str:
+        return f"{counts[key]} ({100 * counts[key] / max(counts[total], 1):.0f} %)"
 
     return (
         f"{counts['total']} errores · visibles: detectan {share('visible')}, nombran"
         f" {share('named')} · ocultas: detectan {share('hidden')}, nombran {share('hidden named')}"
+        f"\n  mitad de ajuste: {counts['tuning']} · visibles nombran"
+        f" {share('tuning named', 'tuning')} · ocultas nombran"
+        f" {share('tuning hidden named', 'tuning')}"
+        f"\n  mitad apartada (sin sus huellas ni sus mutantes): {counts['held out']} · visibles"
+        f" detectan {share('held out visible', 'held out')}, nombran"
+        f" {share('held out named', 'held out')} · ocultas detectan"
+        f" {share('held out hidden', 'held out')}, nombran"
+        f" {share('held out hidden named', 'held out')}"
     )
 
 
@@ -86,10 +94,36 @@ def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, 
     counts["named"] += isinstance(visible, AssertionError) and mistake.message in str(visible)
     counts["hidden"] += hidden is not None
     counts["hidden named"] += isinstance(hidden, AssertionError) and mistake.message in str(hidden)
+    if mistake.held_out:
+        unseen, unseen_hidden = _held_out_failures(solution, lab_id, mistake)
+        counts["held out"] += 1
+        counts["held out visible"] += unseen is not None
+        counts["held out hidden"] += unseen_hidden is not None
+        counts["held out named"] += _names(unseen, mistake)
+        counts["held out hidden named"] += _names(unseen_hidden, mistake)
+    else:
+        counts["tuning"] += 1
+        counts["tuning named"] += _names(visible, mistake)
+        counts["tuning hidden named"] += _names(hidden, mistake)
     assert visible is not None, "la prueba visible no detecta el error"
     assert isinstance(visible, AssertionError), f"la prueba visible se rompe: {visible!r}"
     assert mistake.message in str(visible), f"el mensaje no nombra el error: {visible}"
     assert hidden is not None, "las pruebas ocultas no detectan el error"
+
+
+def _held_out_failures(solution, lab_id: str, mistake) -> tuple:
+    """Fallos visible y oculto de ``mistake`` sin las huellas ni los mutantes de la mitad
+    apartada: como si fuera un error que el catálogo no conoce."""
+    held_out = {m.id for m in mistakes.catalogue(lab_id) if m.held_out}
+    with mistakes.excluding(held_out), solution.substituted(mistake.replaces, mistake.mutant):
+        return (
+            _failure(solution, f"{mistake.exercise}_prueba"),
+            _failure(solution, f"{mistake.exercise}_oculta"),
+        )
+
+
+def _names(failure: BaseException | None, mistake) -> bool:
+    return isinstance(failure, AssertionError) and mistake.message in str(failure)
 
 
 @pytest.mark.parametrize("lab_id", CATALOGUED)
@@ -110,9 +144,11 @@ def test_fingerprints_hold_only_wrong_values():
         body = json.loads(path.read_text(encoding="utf-8"))
         assert body["lab"] == path.stem and body["lab"] in CATALOGUED
         messages = {m.message for m in mistakes.catalogue(body["lab"])}
+        ids = {m.id for m in mistakes.catalogue(body["lab"])}
         for entry in body["fingerprints"]:
             assert set(entry) == {
                 "exercise",
+                "mistake",
                 "message",
                 "check",
                 "shape",
@@ -122,6 +158,7 @@ def test_fingerprints_hold_only_wrong_values():
                 "rtol",
             }
             assert entry["message"] in messages
+            assert entry["mistake"] in ids
             assert len(entry["values"]) == math.prod(entry["shape"])
 
 

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,20 @@ class Mistake:
     replaces: str  # nombre del cuaderno al que sustituye el mutante
     mutant: Callable  # función o clase con la misma firma que la del cuaderno
     message: str  # en español: nombra el error sin dar la respuesta
+
+    @property
+    def id(self) -> str:
+        """``ejercicio.mutante``: único en su laboratorio."""
+        return f"{self.exercise}.{self.mutant.__name__}"
+
+    @property
+    def held_out(self) -> bool:
+        """Mitad de medida, fija por el hash del id: se mide sin sus propias huellas.
+
+        La otra mitad es la de ajuste. Sirve para estimar cuántos errores que no están en
+        el catálogo nombraría la prueba visible (``tests/test_mistakes.py``).
+        """
+        return zlib.crc32(self.id.encode()) % 2 == 1
 
 
 # --- catálogos (solo donde existen: el repositorio y el proceso de calificación) --------
@@ -75,6 +90,8 @@ def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Te
     else:
         raise KeyError(f"ningún catálogo tiene errores del ejercicio «{exercise}»")
     for mistake in mistakes:
+        if mistake.id in _excluded:
+            continue
         try:
             result = mistake.mutant(*inputs)
             if pick is not None:
@@ -90,6 +107,7 @@ def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Te
 
 _loaded: dict[str, list[dict]] | None = None
 _recording: list[dict] | None = None
+_excluded: frozenset[str] = frozenset()
 
 
 def _fingerprints() -> dict[str, list[dict]]:
@@ -118,6 +136,8 @@ def diagnose(name: str, actual: object, atol: float = ATOL, rtol: float = RTOL) 
         return None
     messages = []
     for entry in _fingerprints().get(name, []):
+        if entry.get("mistake") in _excluded:
+            continue
         if _matches(values, entry) and entry["message"] not in messages:
             messages.append(entry["message"])
     return " ".join(messages) or None
@@ -153,6 +173,20 @@ def _recorder() -> Iterator[list[dict]]:
         yield _recording
     finally:
         _recording = None
+
+
+@contextlib.contextmanager
+def excluding(ids: set[str]) -> Iterator[None]:
+    """Mientras dura, ni :func:`diagnose` ni :func:`hints` usan los errores ``ids``.
+
+    Para medir la mitad apartada del catálogo como si fueran errores nuevos.
+    """
+    global _excluded
+    previous, _excluded = _excluded, frozenset(ids)
+    try:
+        yield
+    finally:
+        _excluded = previous
 
 
 # --- el cuaderno de solución, ejecutado en este proceso --------------------------------
@@ -196,6 +230,7 @@ class Solution:
         notebook = nbformat.read(self.lab.source, as_version=4)
         code = [cell for cell in notebook.cells if cell.cell_type == "code"]
         self.tests = {_cell_id(cell): cell.source for cell in code if _is_test(cell)}
+        self.exercises = [i.removesuffix("_prueba") for i in self.tests if i.endswith("_prueba")]
         self.namespace: dict = {"__name__": "__main__", "display": _quiet_display}
         with self._environment():
             for cell in code:
@@ -254,10 +289,14 @@ class Solution:
 
 
 def fingerprints(lab_id: str) -> list[dict]:
-    """Huellas de cada error del catálogo: su salida donde falla la prueba visible.
+    """Huellas de cada error del catálogo: su salida donde falla cada prueba visible.
 
-    Un mutante que la prueba visible no detecta, o que la hace fallar sin pasar por una
-    comprobación con un tensor, no deja huella (``tests/test_mistakes.py`` lo señala).
+    Primero la prueba de su ejercicio; después, las de los ejercicios siguientes del
+    cuaderno, que usan la función con el error (la atención completa usa las
+    puntuaciones): un estudiante que comete el mismo error escrito dentro de la función
+    compuesta da la misma salida, y el mensaje nombra la idea donde aparezca. Un mutante
+    que la prueba de su ejercicio no detecta, o que la hace fallar sin pasar por una
+    comprobación con un tensor, no deja huella ahí (``tests/test_mistakes.py`` lo señala).
     """
     mistakes = catalogue(lab_id)
     if not mistakes:
@@ -265,14 +304,31 @@ def fingerprints(lab_id: str) -> list[dict]:
     solution = Solution(lab_id)
     entries = []
     for mistake in mistakes:
-        with solution.substituted(mistake.replaces, mistake.mutant), _recorder() as failures:
-            try:
-                solution.test(f"{mistake.exercise}_prueba")
-            except Exception:  # noqa: BLE001 (se apunta el fallo, sea cual sea)
-                pass
-        for failure in failures[-1:]:  # la comprobación que detuvo la celda
-            entries.append({"exercise": mistake.exercise, "message": mistake.message, **failure})
+        later = solution.exercises[solution.exercises.index(mistake.exercise) + 1 :]
+        for exercise in (mistake.exercise, *later):
+            for failure in _failures(solution, mistake, exercise)[-1:]:
+                entries.append(
+                    {
+                        "exercise": exercise,
+                        "mistake": mistake.id,
+                        "message": mistake.message,
+                        **failure,
+                    }
+                )
     return entries
+
+
+def _failures(solution: Solution, mistake: Mistake, exercise: str) -> list[dict]:
+    """Los fallos de comprobación de la prueba visible de ``exercise`` con ``mistake`` puesto.
+
+    El último es el que detuvo la celda.
+    """
+    with solution.substituted(mistake.replaces, mistake.mutant), _recorder() as failures:
+        try:
+            solution.test(f"{exercise}_prueba")
+        except Exception:  # noqa: BLE001 (se apunta el fallo, sea cual sea)
+            pass
+    return list(failures)
 
 
 def write_fingerprints(lab_id: str) -> Path | None:

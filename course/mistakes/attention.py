@@ -135,6 +135,79 @@ def attention_mask_inverted(query, key, value, mask=None):
     return weights @ value, weights
 
 
+# --- la misma idea dentro de la atención completa (puntuaciones y softmax en línea) -------
+
+
+def _inline(query, key, value, mask, scores, dim=-1):
+    """La atención de referencia a partir de unas puntuaciones ya calculadas en línea."""
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=dim)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ value, weights
+
+
+def attention_inline_without_scale(query, key, value, mask=None):
+    return _inline(query, key, value, mask, torch.matmul(query, key.mT))
+
+
+def attention_inline_over_d_k(query, key, value, mask=None):
+    return _inline(query, key, value, mask, query @ key.transpose(-2, -1) / key.shape[-1])
+
+
+def attention_inline_times_sqrt_d_k(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) * query.shape[-1] ** 0.5
+    return _inline(query, key, value, mask, scores)
+
+
+def attention_inline_over_sqrt_length(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) / math.sqrt(key.shape[-2])
+    return _inline(query, key, value, mask, scores)
+
+
+def attention_softmax_over_queries(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    return _inline(query, key, value, mask, scores, dim=-2)
+
+
+def attention_softmax_over_batch(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    return _inline(query, key, value, mask, scores, dim=0)
+
+
+def scores_without_scale_einsum(query, key):
+    return torch.einsum("...qd,...kd->...qk", query, key)
+
+
+def scores_over_d_k_matmul(query, key):
+    return torch.matmul(query, key.mT) / key.shape[-1]
+
+
+def softmax_over_everything_flat(x):
+    exp = (x - x.max()).exp()
+    return exp / exp.sum()
+
+
+def padding_mask_inverted_ne(tokens, pad_idx):
+    return (tokens != pad_idx).logical_not().unsqueeze(1)
+
+
+def causal_mask_triu_transposed(size):
+    return torch.tril(torch.ones(size, size)).bool().T
+
+
+NO_SCALE = "¿Falta dividir entre √d_k?"
+OVER_D_K = "¿Divides entre d_k en lugar de entre su raíz cuadrada?"
+TIMES_SQRT = "¿Multiplicas por √d_k en lugar de dividir?"
+WRONG_D_K = "¿Tomas d_k del eje equivocado? d_k es el tamaño del último eje de `query`."
+WRONG_AXIS = "¿Normalizas sobre otro eje? El softmax va sobre el último (dim=-1): cada fila suma 1."
+MASK_INVERTED = "¿La máscara está invertida? En el curso, True = se puede atender."
+MASK_TRANSPOSED = "¿La máscara está traspuesta? La fila es la consulta: usa tril, no triu."
+OVER_EVERYTHING = (
+    "¿Sumas todo el tensor en lugar de cada fila? Suma sobre el último eje con keepdim=True."
+)
+
 MISTAKES = [
     Mistake(
         "ej1_puntuaciones",
@@ -268,5 +341,35 @@ MISTAKES = [
         "scaled_dot_product_attention",
         attention_mask_inverted,
         "¿Tapas las posiciones donde la máscara es True? En el curso, True = se puede atender.",
+    ),
+    Mistake("ej1_puntuaciones", "attention_scores", scores_without_scale_einsum, NO_SCALE),
+    Mistake("ej1_puntuaciones", "attention_scores", scores_over_d_k_matmul, OVER_D_K),
+    Mistake("ej2_softmax", "softmax", softmax_over_everything_flat, OVER_EVERYTHING),
+    Mistake("ej3_relleno", "padding_mask", padding_mask_inverted_ne, MASK_INVERTED),
+    Mistake("ej4_causal", "causal_mask", causal_mask_triu_transposed, MASK_TRANSPOSED),
+    Mistake(
+        "ej5_atencion", "scaled_dot_product_attention", attention_inline_without_scale, NO_SCALE
+    ),
+    Mistake("ej5_atencion", "scaled_dot_product_attention", attention_inline_over_d_k, OVER_D_K),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_inline_times_sqrt_d_k,
+        TIMES_SQRT,
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_inline_over_sqrt_length,
+        WRONG_D_K,
+    ),
+    Mistake(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        attention_softmax_over_queries,
+        WRONG_AXIS,
+    ),
+    Mistake(
+        "ej5_atencion", "scaled_dot_product_attention", attention_softmax_over_batch, WRONG_AXIS
     ),
 ]
