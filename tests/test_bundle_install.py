@@ -178,5 +178,7 @@ def test_the_zip_ships_what_its_pyproject_lists_and_no_answers(student):
     listed = set(json.loads(text.split("\npackages = ")[1].split("\n")[0]))
     assert listed == {name.replace("/", ".") for name in shipped}
     assert not (root / "course" / "grading").exists() and not (root / "source").exists()
-    batching = (root / "course" / "translation" / "data" / "batching.py").read_text(encoding="utf-8")
+    batching = (root / "course" / "translation" / "data" / "batching.py").read_text(
+        encoding="utf-8"
+    )
     assert "pad_sequence" not in batching.split("def collate")[1].split("\ndef ")[0]
