@@ -166,3 +166,132 @@ def test_remote_objects_passed_back_are_resolved_in_the_kernel():
     )
     module = channel.request(op="name", name="make")()
     assert channel.request(op="name", name="count")(module) == 2
+
+
+class Box:
+    """Un objeto del cuaderno que no es un dato: se queda en el núcleo."""
+
+    def __init__(self):
+        self.items = [torch.ones(2), torch.zeros(3)]
+        self.size = 2
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def test_every_operation_of_a_remote_is_answered_by_the_agent():
+    channel, kernel = _channel(box=Box())
+    box = channel.request(op="name", name="box")
+    assert type(box) is Remote
+    assert box.size == 2
+    box.size = 5
+    assert box.size == 5 and kernel.namespace["box"].size == 5
+    assert torch.equal(box[1], torch.zeros(3))
+    assert len(box) == 2 and bool(box) is True
+    assert [t.shape for t in box] == [(2,), (3,)]
+    assert box.type_name() == f"{Box.__module__}.Box"
+    assert type(box).__name__ == "Remote"  # una clase del cuaderno no se imita aquí
+
+
+def test_run_in_kernel_calls_a_course_function_with_the_remote_resolved_there():
+    channel, _ = _channel(box=Box())
+    box = channel.request(op="name", name="box")
+    assert box.run_in_kernel("builtins:len", (box,), {}) == 2
+    with pytest.raises(ModuleNotFoundError, match="no_existe"):
+        box.run_in_kernel("no_existe:funcion", (), {})
+
+
+def test_an_unknown_operation_comes_back_as_a_value_error():
+    channel, _ = _channel()
+    with pytest.raises(ValueError, match="operación desconocida: borrar"):
+        channel.request(op="borrar")
+
+
+def test_only_plain_data_travels_by_value():
+    parameter = nn.Parameter(torch.ones(2))
+    data = {
+        "tuple": (1, 2.5, "a", None, torch.float32, torch.Size([2, 3])),
+        "list": [parameter, {"inner": torch.arange(3)}],
+        "ordered": __import__("collections").OrderedDict(a=1),
+        "other_keys": {(1, 2): 3},
+    }
+    channel, _ = _channel(data=data)
+    got = channel.request(op="name", name="data")
+    assert got["tuple"] == (1, 2.5, "a", None, torch.float32, torch.Size([2, 3]))
+    assert type(got["list"][0]) is torch.Tensor and not got["list"][0].requires_grad
+    assert torch.equal(got["list"][1]["inner"], torch.arange(3))
+    assert type(got["ordered"]) is dict and got["ordered"] == {"a": 1}
+    assert type(got["other_keys"]) is Remote  # claves que no son str ni int: se queda allí
+
+
+@pytest.mark.parametrize("leave", [SystemExit(3), KeyboardInterrupt()], ids=["exit", "ctrl-c"])
+def test_a_student_function_that_tries_to_leave_is_a_student_error_here(leave):
+    def escape():
+        raise leave
+
+    channel, _ = _channel(escape=escape)
+    with pytest.raises(StudentError) as raised:
+        channel.request(op="name", name="escape")()
+    assert raised.value.ename == type(leave).__name__
+
+
+@pytest.mark.parametrize("ename", ["SystemExit", "KeyboardInterrupt", "GeneratorExit"])
+def test_a_kernel_that_claims_an_exception_outside_exception_cannot_stop_the_grader(ename):
+    channel = Channel(lambda code: _reply({"error": [ename, "adiós"]}))
+    with pytest.raises(StudentError) as raised:
+        channel.request(op="name", name="x")
+    assert (raised.value.ename, raised.value.evalue) == (ename, "adiós")
+
+
+def test_a_long_error_message_is_cut_in_the_kernel():
+    def verbose():
+        raise ValueError("x" * 10_000)
+
+    channel, _ = _channel(verbose=verbose)
+    with pytest.raises(ValueError) as raised:
+        channel.request(op="name", name="verbose")()
+    assert len(str(raised.value)) == 2000
+
+
+def test_a_request_travels_as_base64_so_a_name_cannot_inject_code():
+    sent = []
+    channel, kernel = _channel()
+
+    def execute(code):
+        sent.append(code)
+        return kernel.execute(code)
+
+    with pytest.raises(KeyError):
+        Channel(execute).request(op="name", name="x'); import os; os.system('echo hola")
+    head, payload = sent[0].rsplit("\n", 1)
+    assert head == "import course.grading.agent as _agent"
+    assert re.fullmatch(r"_agent\.serve\('[A-Za-z0-9+/=]+'\)", payload)
+
+
+@pytest.mark.parametrize(
+    ("mro", "name"),
+    [
+        ([[1, 2]], "?"),
+        ([], "?"),
+        ([["os", "system"]], "os.system"),
+        ([["torch.no_existe", "Clase"]], "torch.no_existe.Clase"),
+        ([["torch", "relu"]], "torch.relu"),  # existe, pero no es una clase
+    ],
+    ids=["numeros", "vacio", "fuera-de-torch", "no-existe", "no-es-clase"],
+)
+def test_a_lying_type_answer_leaves_a_plain_remote(mro, name):
+    channel = Channel(lambda code: _reply({"ok": mro}))
+    remote_object = Remote(channel, 1)
+    assert type(remote_object) is Remote
+    assert remote_object.type_name() == name
+
+
+def test_bool_is_true_only_for_a_true_answer():
+    for answer, expected in [(True, True), (1, False), ("sí", False), (None, False)]:
+        assert bool(Remote(Channel(lambda code, a=answer: _reply({"ok": a})), 1)) is expected
