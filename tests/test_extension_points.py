@@ -1,7 +1,7 @@
 """Los ganchos de nbclient y jupyter_client de los que depende el calificador, sin núcleo.
 
-``TrustedExecute`` y ``SandboxedKernelManager`` solo sobrescriben métodos públicos y
-rellenan rasgos públicos. Estas pruebas fallan si una versión nueva de nbgrader, nbclient
+``TrustedExecute``, ``SandboxedKernelManager`` y los pasos de ``course.grading.door``
+solo sobrescriben métodos públicos y rellenan rasgos públicos. Estas pruebas fallan si una versión nueva de nbgrader, nbclient
 o jupyter_client deja de llamarlos como hoy (o si alguien vuelve a sobrescribir un método
 privado): sin ellas, una actualización dejaría sin tope de tiempo las celdas del estudiante
 o reutilizaría un archivo de conexión que el núcleo pudo cambiar, en silencio.
@@ -22,11 +22,14 @@ from jupyter_client.provisioning import LocalProvisioner
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
+from course.grading.door import RestoreCells, SealedAutograde
 from course.grading.execute import TrustedExecute
 from course.grading.sandbox import SandboxedKernelManager
 
 
-@pytest.mark.parametrize("cls", [TrustedExecute, SandboxedKernelManager])
+@pytest.mark.parametrize(
+    "cls", [TrustedExecute, SandboxedKernelManager, RestoreCells, SealedAutograde]
+)
 def test_no_private_method_or_attribute_of_the_libraries_is_used(cls):
     bases = cls.__mro__[1:]
     methods = [
