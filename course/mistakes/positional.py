@@ -47,6 +47,12 @@ class TokenEmbeddingSwapped(ref.TokenEmbedding):
         self.embedding = nn.Embedding(d_model, vocab_size)
 
 
+class TokenEmbeddingPaddingIdx(ref.TokenEmbedding):
+    def __init__(self, vocab_size, d_model):
+        super().__init__(vocab_size, d_model)
+        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=0)
+
+
 class TokenEmbeddingDetached(ref.TokenEmbedding):
     def forward(self, tokens):
         return self.embedding(tokens).detach() * math.sqrt(self.d_model)
@@ -55,11 +61,14 @@ class TokenEmbeddingDetached(ref.TokenEmbedding):
 # --- ejercicio 2: codificación sinusoidal, forma cerrada --------------------------------
 
 
-def _closed_form(max_len, d_model, exponent, swap=False, first=0, multiply=False):
+def _closed_form(
+    max_len, d_model, exponent, swap=False, first=0, multiply=False, base=10000.0, dtype=None
+):
     """La forma cerrada con el exponente de cada columna cambiado (y alguna otra variación)."""
-    position = torch.arange(first, first + max_len, dtype=torch.float64).unsqueeze(1)
+    dtype = dtype or torch.float64
+    position = torch.arange(first, first + max_len, dtype=dtype).unsqueeze(1)
     dims = torch.arange(d_model)
-    scale = 10000.0 ** (exponent(dims).to(torch.float64) / d_model)
+    scale = base ** (exponent(dims).to(dtype) / d_model)
     angle = position * scale if multiply else position / scale
     even, odd = (angle.cos(), angle.sin()) if swap else (angle.sin(), angle.cos())
     return torch.where(dims % 2 == 0, even, odd).float()
@@ -91,6 +100,18 @@ def sinusoidal_positions_from_one(max_len, d_model):
 
 def sinusoidal_multiplied(max_len, d_model):
     return _closed_form(max_len, d_model, _two_i, multiply=True)
+
+
+def sinusoidal_base_1000(max_len, d_model):
+    return _closed_form(max_len, d_model, _two_i, base=1000.0)
+
+
+def sinusoidal_base_e(max_len, d_model):
+    return _closed_form(max_len, d_model, _two_i, base=math.e)
+
+
+def sinusoidal_angle_float32(max_len, d_model):
+    return _closed_form(max_len, d_model, _two_i, dtype=torch.float32)
 
 
 def sinusoidal_float64(max_len, d_model):
@@ -140,6 +161,19 @@ def exp_sin_cos_swapped(max_len, d_model):
 
 def exp_positions_from_one(max_len, d_model):
     return _exp_form(max_len, d_model, _frequency, first=1)
+
+
+def exp_base_1000(max_len, d_model):
+    return _exp_form(max_len, d_model, lambda two_i, d: torch.exp(-math.log(1000.0) * two_i / d))
+
+
+def exp_angle_float32(max_len, d_model):
+    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)
+    angle = position * torch.exp(-math.log(10000.0) * two_i / d_model)
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
+    return pe
 
 
 def exp_float64(max_len, d_model):
@@ -223,6 +257,8 @@ class LearnedSwapped(ref.LearnedPositionalEmbedding):
 
 SWAPPED_SINE = "¿Están cambiados seno y coseno? Las columnas pares llevan el seno."
 FROM_ONE = "Las posiciones empiezan en 0, no en 1."
+BASE = "¿Usas otra base que 10000? El ángulo es posición / 10000^(2i/D)."
+FLOAT32 = "¿calculas el ángulo en float32?"
 FLOAT64 = "Devuelve float32: convierte el resultado con .float() al final."
 
 MISTAKES = [
@@ -371,4 +407,15 @@ MISTAKES = [
         LearnedSwapped,
         "¿Están cambiados los argumentos de nn.Embedding? La tabla tiene una fila por posición.",
     ),
+    Mistake(
+        "ej1_embedding",
+        "TokenEmbedding",
+        TokenEmbeddingPaddingIdx,
+        "¿Usas padding_idx=0? El enunciado no lo pide: la fila del token 0 no recibiría gradiente.",
+    ),
+    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_base_1000, BASE),
+    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_base_e, BASE),
+    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_angle_float32, FLOAT32),
+    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_base_1000, BASE),
+    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_angle_float32, FLOAT32),
 ]
