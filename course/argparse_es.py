@@ -102,6 +102,24 @@ def _in_spanish(method):
     return wrapper
 
 
+def positive(kind):
+    """Tipo de argparse (``type=positive(int)``): un número de tipo ``kind`` mayor que cero,
+    con el error en español."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "un número entero" if kind is int else "un número"
+            raise argparse.ArgumentTypeError(f"«{text}» no es {what}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"debe ser mayor que cero, no {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """`argparse.ArgumentParser` en español, con `-h`, `--help` y `--ayuda`.
 

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from course.argparse_es import ArgumentParser
+from course.argparse_es import ArgumentParser, positive
 
 ENGLISH = (
     "usage:",
@@ -79,3 +79,30 @@ def test_other_parsers_in_the_process_stay_english(capsys):
         plain.parse_args(["--zz"])
     assert "unrecognized arguments: --zz" in capsys.readouterr().err
     assert plain.format_help().startswith("usage: otro")
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "spanish"),
+    [
+        (int, "0", "debe ser mayor que cero, no 0"),
+        (int, "-3", "debe ser mayor que cero, no -3"),
+        (int, "2.5", "«2.5» no es un número entero"),
+        (float, "x", "«x» no es un número"),
+    ],
+)
+def test_positive_refuses_zero_negatives_and_words_in_spanish(capsys, kind, text, spanish):
+    parser = ArgumentParser(prog="prueba")
+    parser.add_argument("--n", type=positive(kind))
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["--n", text])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argumento --n: {spanish}" in err and not [w for w in ENGLISH if w in err]
+
+
+def test_positive_keeps_the_number_and_its_kind():
+    parser = ArgumentParser(prog="prueba")
+    parser.add_argument("--n", type=positive(int))
+    parser.add_argument("--m", type=positive(float))
+    args = parser.parse_args(["--n", "3", "--m", "0.5"])
+    assert (args.n, type(args.n), args.m) == (3, int, 0.5)

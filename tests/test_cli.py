@@ -1,6 +1,8 @@
 """``python -m course``: ayuda en español, errores claros con código 2, nada se modifica."""
 
 import hashlib
+import importlib
+import inspect
 import subprocess
 import sys
 
@@ -35,6 +37,81 @@ def test_help_is_spanish(command, flag, capsys):
     out = capsys.readouterr().out
     assert out.startswith("uso: ") and "opciones" in out
     assert bool(command) or ("órdenes" in out and "check" in out)
+
+
+def test_every_command_module_is_listed_and_has_help_arguments_and_main():
+    modules = {p.stem for p in (REPO / "course" / "commands").glob("*.py")} - {"__init__"}
+    assert modules == set(cli.COMMANDS)
+    for name in cli.COMMANDS:
+        module = importlib.import_module(f"course.commands.{name}")
+        assert isinstance(module.HELP, str) and "\n" not in module.HELP, name
+        assert callable(module.add_arguments) and callable(module.main), name
+
+
+# Lo que escribe quien usa la orden y la llamada a ``run`` que le corresponde (los
+# parámetros que la línea de órdenes fija; los demás, por omisión).
+CALLS = [
+    (["empezar", "01_atencion"], "empezar", {"lab_id": "01_atencion"}),
+    (["check", "c.ipynb", "--lab", "01_atencion"], "check", {"notebook": "c.ipynb", "lab_id": "01_atencion"}),
+    (["build"], "build", {"lab_id": None}),
+    (
+        ["grade", "--lab", "01_atencion", "--zip", "a.zip", "--jobs", "3", "--shard", "1/2",
+         "--timeout", "9", "--memory", "2", "--no-sandbox"],
+        "grade",
+        {"zips": ["a.zip"], "jobs": 3, "shard": "1/2", "timeout": 9, "merge_only": False,
+         "lab_ids": ["01_atencion"], "sandboxed": False, "memory_gib": 2.0, "progress": True},
+    ),
+    (["grade", "--merge-only"], "grade", {"merge_only": True, "sandboxed": True, "memory_gib": 4.0}),
+    (["feedback", "--student", "ana"], "feedback", {"lab_ids": None, "students": ["ana"]}),
+    (["export", "-o", "-", "--excel"], "export", {"output": "-", "excel": True}),
+    (["bundle", "--through", "02_normalizacion"], "bundle", {"through": "02_normalizacion", "output": None}),
+    (["doctor"], "doctor", {}),
+    (["jupyter-es"], "jupyter_es", {"prefix": None, "messages": None}),
+    (
+        ["train", "--preset", "rapida", "--epocas", "2", "--resume", "--cuaderno", "c.ipynb"],
+        "train",
+        {"preset": "rapida", "smoke": False, "out": None, "resume": True,
+         "overrides": {"epochs": 2}, "notebook": "c.ipynb"},
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv, name, expected", CALLS, ids=lambda v: v if isinstance(v, str) else None
+)
+def test_each_command_calls_its_run_with_what_was_typed(argv, name, expected, monkeypatch):
+    module = importlib.import_module(f"course.commands.{name}")
+    signature = inspect.signature(module.run)
+    calls = []
+    monkeypatch.setattr(module, "run", lambda *a, **k: calls.append(signature.bind(*a, **k)) or 7)
+    assert cli.main(argv) == 7  # el código de salida de la orden, tal cual
+    [bound] = calls
+    bound.apply_defaults()
+    assert {key: bound.arguments[key] for key in expected} == expected
+
+
+def test_a_command_whose_module_is_missing_is_not_offered(monkeypatch, capsys):
+    # El paquete del estudiante no lleva commands/grade.py: ni se lista ni se acepta.
+    monkeypatch.setattr(cli, "present", lambda module: module != "commands.grade")
+    with pytest.raises(SystemExit):
+        cli.main(["--ayuda"])
+    lines = capsys.readouterr().out.split("órdenes:")[1].splitlines()
+    listed = [line.split()[0] for line in lines if line.startswith("    ")]
+    assert "check" in listed and "grade" not in listed
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["grade", "--merge-only"])
+    assert exit_.value.code == 2
+    assert "opción no válida: 'grade'" in capsys.readouterr().err
+
+
+def test_a_command_imports_only_its_own_module():
+    code = (
+        "import sys; from course import cli; cli._parser(['empezar', '01_atencion']);"
+        " print(sorted(m for m in sys.modules if m.startswith('course.commands.')),"
+        " 'nbgrader' in sys.modules, 'torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["['course.commands.empezar']", "False", "False"], done.stderr
 
 
 def test_the_walk_finds_every_command():

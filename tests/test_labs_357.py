@@ -214,7 +214,8 @@ def _failure(solution, grade_id):
 )
 def test_the_visible_test_names_the_mistake(solutions, lab_id, exercise, name, mutant, words):
     solution = solutions(lab_id)
-    assert _failure(solution, f"{exercise}_prueba") is None, "la solución no pasa"
+    for kind in ("prueba", "oculta"):
+        assert _failure(solution, f"{exercise}_{kind}") is None, f"la solución no pasa {kind}"
     with solution.substituted(name, mutant):
         visible = _failure(solution, f"{exercise}_prueba")
         hidden = _failure(solution, f"{exercise}_oculta")

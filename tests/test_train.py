@@ -425,7 +425,7 @@ def test_unfinished_exercises_or_no_notebook_are_explained_in_spanish(
     err = capsys.readouterr().err
     assert "aún tiene ejercicios sin hacer" in err and "Traceback" not in err
     # El paquete del estudiante no trae la referencia: sin cuaderno, qué hacer.
-    monkeypatch.setattr(cli, "_present", lambda module: module != "reference.translation")
+    monkeypatch.setattr(command, "present", lambda module: module != "reference.translation")
     monkeypatch.setattr(command, "NOTEBOOK", tmp_path / "no-existe.ipynb")
     assert cli.main(["train", "--smoke", "--out", str(tmp_path)]) == 2
     assert "python -m course empezar 07_multi30k" in capsys.readouterr().err

@@ -148,3 +148,15 @@ def test_training_curves_legend_says_what_the_moving_average_averages():
     fig = viz.training_curves(list(range(1, 101)), [3.0] * 100, [100], [2.5])
     labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
     assert "entrenamiento (media móvil de los últimos 5 lotes)" in labels, labels
+
+
+def test_residual_norms_draws_the_value_after_the_final_layernorm():
+    """Laboratorio 5, §10: el texto habla del RMS «tras self.norm»; la figura lo dibuja."""
+    fig = viz.residual_norms(
+        {"post-norm": [2.0, 1.0, 1.0], "pre-norm": [2.0, 2.2, 2.5]}, {"pre-norm": 1.0}
+    )
+    ax = fig.axes[0]
+    assert ax.get_xticklabels()[-1].get_text() == "tras\nself.norm"
+    star = ax.get_lines()[-1]
+    assert star.get_label() == "pre-norm, tras self.norm"
+    assert list(star.get_xdata()) == [2, 3] and list(star.get_ydata()) == [2.5, 1.0]

@@ -2,6 +2,18 @@
 
 from course import grading, labs, mistakes
 
+HELP = "regenera release/ desde source/ y lo valida"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "lab", nargs="?", help="un laboratorio (p. ej. 01_atencion); todos si se omite"
+    )
+
+
+def main(args) -> int:
+    return run(args.lab)
+
 
 def run(lab_id: str | None) -> int:
     selected = [labs.get(lab_id)] if lab_id else labs.available()

@@ -161,6 +161,18 @@ def readme(through: str) -> str:
     )  # fmt: skip
 
 
+HELP = "prepara un zip para estudiantes hasta un laboratorio"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--through", required=True, metavar="LAB", help="último laboratorio")
+    parser.add_argument("--output", "-o", metavar="ZIP", help="ruta del zip (por omisión dist/…)")
+
+
+def main(args) -> int:
+    return run(args.through, args.output)
+
+
 def run(through: str, output: str | None = None) -> int:
     lab = labs.get(through)
     target = Path(output) if output else labs.REPO / "dist" / f"transformer-es-hasta-{lab.id}.zip"

@@ -8,11 +8,29 @@ import sys
 from pathlib import Path
 
 from course import labs
+from course.commands import present
 from course.text import printable, shorten
+
+HELP = (
+    "califica tu cuaderno con las pruebas ocultas"
+    if present("grading")
+    else "ejecuta las pruebas visibles de tu cuaderno"
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "notebook", metavar="CUADERNO", help="ruta del cuaderno .ipynb (no se modifica)"
+    )
+    parser.add_argument("--lab", help="laboratorio del cuaderno si no se reconoce solo")
+
+
+def main(args) -> int:
+    return run(args.notebook, args.lab)
 
 
 def run(notebook: str, lab_id: str | None) -> int:
-    if not (Path(__file__).resolve().parents[1] / "grading" / "__init__.py").is_file():
+    if not present("grading"):
         from course.student import visible
 
         return visible.run(Path(notebook), lab_id)

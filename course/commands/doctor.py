@@ -24,6 +24,7 @@ from course.jupyter import language_pack
 INSTALL = "ejecuta «pip install -r requirements.txt» dentro del entorno virtual"
 WARN = "aviso"  # ni bien ni mal: algo que falta y que solo necesitan algunas órdenes
 CHROMIUM = (Path("/usr/lib/chromium/chromium"), "chromium", "chromium-browser")
+HELP = "revisa el entorno y dice qué arreglar"
 
 
 def pins(requirements: Path = labs.REPO / "requirements.txt") -> dict[str, str]:
@@ -260,6 +261,14 @@ def _language_pack() -> tuple[bool, str, str]:
             "ejecuta «python -m course jupyter-es»",
         )
     return True, "JupyterLab en español (idioma del entorno, traducciones y extensión)", ""
+
+
+def add_arguments(parser) -> None:
+    """``doctor`` no tiene argumentos."""
+
+
+def main(args) -> int:
+    return run()
 
 
 def run() -> int:

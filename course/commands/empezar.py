@@ -13,6 +13,15 @@ from course import labs
 from course.labs import CourseError
 
 WORK = "trabajo"
+HELP = "copia un laboratorio a trabajo/ para hacerlo ahí"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("lab", help="el laboratorio (p. ej. 01_atencion)")
+
+
+def main(args) -> int:
+    return run(args.lab)
 
 
 def run(lab_id: str, root: Path = labs.REPO) -> int:

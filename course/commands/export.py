@@ -29,6 +29,7 @@ from course.grading import results
 from course.labs import CourseError
 from course.text import printable, shorten
 
+HELP = "exporta las notas a CSV (columnas de nbgrader)"
 NUMBERS = ("raw_score", "late_submission_penalty", "score", "max_score")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 REASONS = {
@@ -86,6 +87,21 @@ def rows(root: Path = labs.REPO) -> list[dict]:
 
 def _number(value) -> str:
     return f"{value or 0:g}"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "--output", "-o", default="notas.csv", metavar="ARCHIVO", help="archivo CSV o - (pantalla)"
+    )
+    parser.add_argument(
+        "--excel", action="store_true",
+        help="para hojas de cálculo en español (Excel, LibreOffice): punto y coma, coma"
+        " decimal y BOM UTF-8",
+    )  # fmt: skip
+
+
+def main(args) -> int:
+    return run(args.output, excel=args.excel)
 
 
 def run(output: str = "notas.csv", root: Path = labs.REPO, excel: bool = False) -> int:

@@ -23,6 +23,19 @@ from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test,
 from course.labs import CourseError
 from course.text import printable, student_message
 
+HELP = "escribe la devolución HTML de cada estudiante"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
+    parser.add_argument(
+        "--student", action="append", metavar="ESTUDIANTE", help="solo este estudiante (repetible)"
+    )
+
+
+def main(args) -> int:
+    return run(lab_ids=args.lab, students=args.student)
+
 
 def run(
     lab_ids: list[str] | None = None, students: list[str] | None = None, root: Path = labs.REPO

@@ -24,8 +24,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from course.commands import present
 from course.jupyter import language_pack
 
+HELP = "pone JupyterLab en español en este entorno"
 SETTINGS = {
     "@jupyterlab/translation-extension:plugin": {"locale": "es_ES"},
     "@jupyterlab/apputils-extension:notification": {
@@ -36,7 +38,7 @@ SETTINGS = {
 EXTENSION = Path(language_pack.__file__).parent / "labextension"
 # La protección de Formgrader (safety) limpia con course.grading, que el zip de
 # estudiantes no lleva: allí no hay entregas que calificar y la extensión no se activa.
-_SAFETY = (Path(language_pack.__file__).parent / "safety.py").is_file()
+_SAFETY = present("jupyter.safety")
 SERVER = {
     "ServerApp": {
         "jpserver_extensions": {
@@ -124,6 +126,14 @@ def _formgrader(prefix: str | None) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(SERVER, indent=2) + "\n")
     return True
+
+
+def add_arguments(parser) -> None:
+    """``jupyter-es`` no tiene argumentos: cambia el entorno de este Python."""
+
+
+def main(args) -> int:
+    return run()
 
 
 def run(prefix: str | None = None, messages: Path | None = None) -> int:

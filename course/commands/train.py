@@ -13,8 +13,12 @@ import dataclasses
 from pathlib import Path
 
 from course import labs
+from course.argparse_es import positive
+from course.commands import present
 from course.labs import CourseError
 from course.translation.config import PRESETS, TrainConfig
+
+HELP = "entrena el traductor de Multi30k y mide su BLEU"
 
 DEFAULT_OUT = Path("runs")
 NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de «empezar»
@@ -29,6 +33,55 @@ PENDING = (
     " collate (ejercicio 1), train_step (3), evaluate (4) y corpus_bleu (6). Complétalos,"
     " comprueba sus pruebas visibles y vuelve a ejecutar la orden."
 )
+
+
+def add_arguments(parser) -> None:
+    """Una receta (``PRESETS``) y lo que se suele querer cambiar de ella sin editar código:
+    épocas, tope de minutos y tamaño del lote."""
+    parser.add_argument(
+        "--preset", choices=list(PRESETS), default="cpu", metavar="RECETA",
+        help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
+        " ~10 min, para una clase), corta (2 núcleos, ~3 min, para probar primero) o smoke"
+        " (segundos); por omisión, cpu",
+    )  # fmt: skip
+    parser.add_argument("--epocas", type=positive(int), metavar="N", help="número máximo de épocas")
+    parser.add_argument(
+        "--minutos", type=positive(float), metavar="M",
+        help="tope de minutos de entrenamiento (sin contar datos ni traducción); la tasa de"
+        " aprendizaje termina su coseno al agotarse",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lote", type=positive(int), metavar="TOKENS",
+        help="tamaño del lote en tokens, relleno incluido (menos tokens: menos memoria y más"
+        " pasos por época)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="prueba de humo: pocos pasos con unos cientos de frases",
+    )
+    parser.add_argument(
+        "--out", metavar="CARPETA", help="carpeta de resultados (por omisión runs/RECETA)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continúa desde CARPETA/last.pt si existe"
+    )
+    parser.add_argument(
+        "--cuaderno", metavar="CUADERNO",
+        help="entrena con tus funciones del laboratorio 7 (collate, train_step, evaluate y"
+        " corpus_bleu); en el paquete del estudiante, que no trae la solución, siempre, por"
+        " omisión de trabajo/07_multi30k/07_multi30k.ipynb. Ejecuta su código sin aislar:"
+        " solo con cuadernos de confianza, no con entregas",
+    )  # fmt: skip
+
+
+def main(args) -> int:
+    overrides = {"epochs": args.epocas, "max_minutes": args.minutos, "max_tokens": args.lote}
+    return run(
+        args.preset, args.smoke, args.out, args.resume,
+        overrides={k: v for k, v in overrides.items() if v is not None},
+        notebook=args.cuaderno,
+    )  # fmt: skip
 
 
 def run(
@@ -82,9 +135,7 @@ def steps(notebook: str | None) -> tuple[dict, str | None]:
 
     Sin ``notebook`` y con la referencia en el paquete, ``train`` usa la referencia.
     """
-    from course.cli import _present
-
-    if notebook is None and _present("reference.translation"):
+    if notebook is None and present("reference.translation"):
         return {}, None
     path = Path(notebook) if notebook else NOTEBOOK
     if notebook is None and not path.exists():

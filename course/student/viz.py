@@ -278,6 +278,7 @@ def head_heatmaps(
 
 def residual_norms(
     norms: dict[str, list[float]],
+    after_norm: dict[str, float] | None = None,
     title: str = "Tamaño del flujo residual capa a capa",
 ) -> Figure:
     """Norma media de los *tokens* a la salida de cada capa de una pila (laboratorio 5).
@@ -286,10 +287,20 @@ def residual_norms(
         norms: para cada configuración (p. ej. "post-norm", "pre-norm"), la lista de
             valores RMS medios por *token*, ‖x‖ / √D: el primero es la entrada (capa 0)
             y el resto, la salida de cada capa.
+        after_norm: el mismo valor tras la ``LayerNorm`` final de la pila (``self.norm``),
+            para las configuraciones que la tienen: una estrella en una última columna,
+            «tras self.norm», que es lo que devuelve la pila pre-norm.
     """
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    layers = max(len(values) for values in norms.values())
     for label, values in norms.items():
-        ax.plot(range(len(values)), values, marker="o", label=label)
+        (line,) = ax.plot(range(len(values)), values, marker="o", label=label)
+        if after_norm and label in after_norm:
+            ax.plot([len(values) - 1, layers], [values[-1], after_norm[label]], color=line.get_color(),
+                    linestyle=":", marker="*", markersize=12, markevery=[1],
+                    label=f"{label}, tras self.norm")  # fmt: skip
+    ticks = [str(i) for i in range(layers)] + (["tras\nself.norm"] if after_norm else [])
+    ax.set_xticks(range(len(ticks)), ticks)
     ax.set_xlabel("capa (0 = entrada de la pila)")
     ax.set_ylabel("RMS medio por token, ‖x‖ / √D")
     ax.set_title(title)
