@@ -77,7 +77,7 @@ def mutant_notebook(lab: labs.Lab, mistake: mistakes.Mistake) -> nbformat.Notebo
     raise KeyError(f"{lab.id}: no hay celda «{mistake.exercise}»")
 
 
-def exercise_points(result: grading.LabResult, exercise: str) -> tuple[float, float]:
+def exercise_points(result: grading.Result, exercise: str) -> tuple[float, float]:
     """Puntos obtenidos y posibles en las celdas de prueba de ``exercise``."""
     cells = [c for c in result.cells if c.grade_id in (f"{exercise}_prueba", f"{exercise}_oculta")]
     return sum(c.points or 0 for c in cells), sum(c.max_points for c in cells)

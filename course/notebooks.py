@@ -11,6 +11,7 @@ celda que dice su ``grade_id`` (la convención de ``source/*.ipynb``) también:
 - ``preparacion``: la celda de importaciones del laboratorio.
 """
 
+import copy
 from pathlib import Path
 
 import nbformat
@@ -75,6 +76,16 @@ def is_test(cell) -> bool:
 
 def points(cell) -> float:
     return nbgrader(cell).get("points", 0)
+
+
+def forget(cell) -> None:
+    """Quita a la celda sus metadatos de nbgrader: se ejecuta como una celda normal."""
+    cell.get("metadata", {}).pop("nbgrader", None)
+
+
+def copy_nbgrader(source, cell) -> None:
+    """Pone en ``cell`` una copia de los metadatos de nbgrader de ``source``."""
+    cell.metadata["nbgrader"] = copy.deepcopy(nbgrader(source))
 
 
 def grade_ids(notebook: nbformat.NotebookNode) -> set[str]:

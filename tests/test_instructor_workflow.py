@@ -58,7 +58,7 @@ def test_manual_grades_survive_a_regrade_and_the_table_agrees_with_the_gradebook
     db = tmp_path / "gradebook.db"
     result = _all_right("ana")
     assert results.merge([copy.deepcopy(result)], db) == 1
-    questions = [c["grade_id"] for c in result.cells if c["points"] is None]
+    questions = [c.grade_id for c in result.cells if c.points is None]
     assert questions, "el laboratorio 1 tiene preguntas abiertas"
     _grade_by_hand(db, dict.fromkeys(questions, 3.0) | {OVERRIDDEN: 1.0})
     before, score = _grades(db)
@@ -73,7 +73,7 @@ def test_manual_grades_survive_a_regrade_and_the_table_agrees_with_the_gradebook
     assert row.split()[1] == f"{score:g}/{result.max_points:g}"
 
     changed = copy.deepcopy(result)
-    next(c for c in changed.cells if c["grade_id"] == OVERRIDDEN)["points"] = 0.0
+    next(c for c in changed.cells if c.grade_id == OVERRIDDEN).points = 0.0
     results.merge([changed], db)
     flagged = {name for name, (_, _, needs) in _grades(db)[0].items() if needs}
     assert flagged == {OVERRIDDEN}  # la nota automática cambió bajo la nota manual

@@ -175,14 +175,14 @@ BUILDERS = {
     "vacio": _empty,
 }
 
-_cache: dict[str, grading.LabResult] = {}
+_cache: dict[str, grading.Result] = {}
 
 
 def _digest(path: Path) -> tuple[int, str]:
     return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def grade(path: Path, **kwargs) -> grading.LabResult:
+def grade(path: Path, **kwargs) -> grading.Result:
     """Califica y comprueba que el archivo entregado no cambió (fecha y contenido)."""
     before = _digest(path)
     result = grading.grade_notebook(path, t.LAB, **kwargs)
@@ -195,7 +195,7 @@ def grade(path: Path, **kwargs) -> grading.LabResult:
 def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("entregas")
 
-    def get(case: str) -> grading.LabResult:
+    def get(case: str) -> grading.Result:
         if case not in _cache:
             path = t.write(BUILDERS[case](), folder / f"{case}.ipynb")
             timeout = LOOP_TIMEOUT if case == "bucle_y_exit" else None
@@ -205,7 +205,7 @@ def graded(tmp_path_factory):
     return get
 
 
-def points(result: grading.LabResult) -> dict[str, float]:
+def points(result: grading.Result) -> dict[str, float]:
     by_exercise: dict[str, float] = {}
     for cell in result.cells:
         if cell.points is not None and not cell.grade_id.startswith("pregunta"):
@@ -213,7 +213,7 @@ def points(result: grading.LabResult) -> dict[str, float]:
     return by_exercise
 
 
-def reasons(result: grading.LabResult, exercise: str) -> str:
+def reasons(result: grading.Result, exercise: str) -> str:
     return " | ".join(c.message for c in result.cells if c.exercise == exercise and c.message)
 
 
@@ -718,7 +718,7 @@ def test_no_solution_or_hidden_test_line_in_the_student_bundle(through):
 
 
 def test_check_report_lists_the_findings():
-    result = grading.LabResult(t.LAB, findings=["celda 7, línea 3: modifica checks.close"])
+    result = grading.Result("", t.LAB.id, findings=["celda 7, línea 3: modifica checks.close"])
     text = report(result)
     assert "Informe de integridad" in text and "modifica checks.close" in text
-    assert "Informe de integridad" not in report(grading.LabResult(t.LAB))
+    assert "Informe de integridad" not in report(grading.Result("", t.LAB.id))

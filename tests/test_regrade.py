@@ -282,7 +282,7 @@ def test_a_merge_killed_halfway_leaves_the_gradebook_as_it_was(reference, fresh)
     expected = {}
     for result in results.read_all(root / "autograded"):
         for cell in result.cells:  # notas nuevas para todos: la nota máxima
-            cell["points"] = cell["max_points"] if cell["points"] is not None else None
+            cell.points = cell.max_points if cell.points is not None else None
         results.write(root / "autograded", result)
         expected[result.student] = result.auto_points
     assert expected != totals(scores(reference))

@@ -206,7 +206,7 @@ def test_check_without_sandbox_warns_once_in_spanish(tmp_path, monkeypatch, caps
 
     def fake(path, lab, sandboxed=True):
         seen["sandboxed"] = sandboxed
-        return grading.LabResult(labs.get("01_atencion"))
+        return grading.Result("", "01_atencion")
 
     monkeypatch.setattr(grading, "grade_notebook", fake)
     assert check.run(str(labs.get("01_atencion").release), None) == 0

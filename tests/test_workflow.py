@@ -86,13 +86,11 @@ def test_grade_scores_each_submission_and_survives_broken_ones(course_dir):
     assert not dani.error and 0 < dani.auto_points < 80
     # El núcleo murió en la celda de softmax: se arrancó otro, se repitieron las anteriores
     # y solo pierde lo que dependía de esa celda.
-    cells = {c["grade_id"]: c for c in dani.cells}
-    assert cells["ej2_softmax_prueba"]["points"] == 0
-    assert "softmax" in cells["ej2_softmax_prueba"]["message"]
-    assert (
-        cells["ej1_puntuaciones_oculta"]["points"] == cells["ej1_puntuaciones_oculta"]["max_points"]
-    )
-    assert cells["ej4_causal_oculta"]["points"] == cells["ej4_causal_oculta"]["max_points"]
+    cells = {c.grade_id: c for c in dani.cells}
+    assert cells["ej2_softmax_prueba"].points == 0
+    assert "softmax" in cells["ej2_softmax_prueba"].message
+    assert cells["ej1_puntuaciones_oculta"].points == cells["ej1_puntuaciones_oculta"].max_points
+    assert cells["ej4_causal_oculta"].points == cells["ej4_causal_oculta"].max_points
     assert (course_dir / "autograded" / "ana" / LAB.id / f"{LAB.id}.ipynb").exists()
 
 
@@ -288,7 +286,7 @@ def test_a_dying_worker_costs_only_its_own_submission(tmp_path, monkeypatch):
     def fake(path, lab, timeout=None, keep=None, **settings):  # los hijos la heredan (fork)
         if "muere" in path.read_text():  # grade califica una copia: se mira el contenido
             os._exit(1)
-        return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
+        return grading.Result("", lab.id, [grading.Cell("ej1_puntuaciones_prueba", 5, 5)])
 
     monkeypatch.setattr(grading, "grade_notebook", fake)
     tasks = [batch.Task(s, LAB.id, tmp_path / f"{s}.ipynb") for s in ("ana", "muere", "zoe")]
@@ -313,7 +311,7 @@ from course import grading
 from course.grading import batch
 def fake(path, lab, timeout=None, keep=None, **settings):
     torch.ones(3000, 3000).tril()  # lo que hace una prueba oculta en el calificador
-    return grading.LabResult(lab, [grading.CellResult("ej1_puntuaciones_prueba", 5, 5)])
+    return grading.Result("", lab.id, [grading.Cell("ej1_puntuaciones_prueba", 5, 5)])
 grading.grade_notebook = fake
 out = Path(sys.argv[1])
 tasks = [batch.Task(s, "01_atencion", out / f"{s}.ipynb") for s in ("ana", "zoe")]

@@ -7,7 +7,7 @@ las pruebas visibles (``course.student.visible``).
 import sys
 from pathlib import Path
 
-from course import labs
+from course import labs, notebooks
 from course.commands import present
 from course.text import printable, shorten
 
@@ -52,7 +52,8 @@ def _points(value: float) -> str:
 
 def report(result) -> str:
     """Informe en español, un renglón por ejercicio, con el motivo de cada fallo."""
-    lines = [f"Laboratorio {result.lab.id} · {result.lab.title}", ""]
+    lab = labs.LABS[result.lab]
+    lines = [f"Laboratorio {lab.id} · {lab.title}", ""]
     exercises: dict[str, list] = {}
     for cell in result.cells:
         exercises.setdefault(cell.exercise, []).append(cell)
@@ -62,14 +63,14 @@ def report(result) -> str:
             lines.append(f"  {name:<24} pendiente de corrección manual (máx. {_points(maximum)})")
             continue
         got = sum(c.points for c in cells)
-        if name.startswith("pregunta") and got == 0:
+        if notebooks.is_written(name) and got == 0:
             lines.append(f"✘ {name:<24} sin responder (0 / {_points(maximum)})")
             continue
         mark = "✔" if got == maximum else "✘"
         lines.append(f"{mark} {name:<24} {_points(got):>3} / {_points(maximum)}")
         for cell in cells:
             if cell.points < cell.max_points:
-                kind = "prueba oculta" if cell.grade_id.endswith("_oculta") else "prueba"
+                kind = "prueba oculta" if notebooks.is_hidden_test(cell.grade_id) else "prueba"
                 reason = cell.message or "sin respuesta"
                 lines.append(f"      {kind}: {shorten(reason.splitlines()[0])}")
     lines += [

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nbformat
 
-from course import labs
+from course import labs, notebooks
 from course.grading import nbgrader_config, results
-from course.grading.feedback import HIDDEN_SUFFIX, SafeFeedback, is_hidden_test, offline_page
+from course.grading.feedback import SafeFeedback, is_hidden_test, offline_page
 from course.labs import CourseError
 from course.text import printable, student_message
 
@@ -81,9 +81,9 @@ def _hidden_ids(notebook: nbformat.NotebookNode | None) -> set[str]:
     """Grade ids de las celdas que ``SafeFeedback`` trata como pruebas ocultas."""
     cells = notebook.cells if notebook is not None else []
     return {
-        cell.metadata["nbgrader"]["grade_id"]
+        notebooks.grade_id(cell)
         for cell in cells
-        if "grade_id" in cell.metadata.get("nbgrader", {}) and is_hidden_test(cell)
+        if notebooks.grade_id(cell) is not None and is_hidden_test(cell)
     }
 
 
@@ -95,23 +95,21 @@ def summary(result: results.Result, hidden: set[str]) -> str:
     """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje (el de
     las pruebas ocultas, ``hidden`` o ``*_oculta``, no: puede citar la referencia)."""
     lab = labs.LABS[result.lab]
-    graded = [c for c in result.cells if c["points"] is not None]
-    total = sum(c["points"] for c in graded)
     rows = []
     for cell in result.cells:
-        secret = cell["grade_id"] in hidden or cell["grade_id"].endswith(HIDDEN_SUFFIX)
+        secret = cell.grade_id in hidden or notebooks.is_hidden_test(cell.grade_id)
         kind = (
             "prueba oculta" if secret
-            else "prueba visible" if cell["grade_id"].endswith("_prueba")
-            else "pregunta abierta" if cell["grade_id"].startswith("pregunta") else "ejercicio"
+            else "prueba visible" if notebooks.is_visible_test(cell.grade_id)
+            else "pregunta abierta" if cell.written else "ejercicio"
         )  # fmt: skip
-        ok = cell["points"] is not None and cell["points"] >= cell["max_points"]
-        message = student_message(cell["message"], 500) if not ok else ""
+        ok = cell.points is not None and cell.points >= cell.max_points
+        message = student_message(cell.message, 500) if not ok else ""
         if secret and not ok:
             message = "no superada (las pruebas ocultas no muestran su mensaje)"
         rows.append(
-            f"<tr class='{'ok' if ok else 'fallo'}'><td>{html.escape(cell['grade_id'])}</td>"
-            f"<td>{kind}</td><td>{_points(cell['points'])} / {cell['max_points']:g}</td>"
+            f"<tr class='{'ok' if ok else 'fallo'}'><td>{html.escape(cell.grade_id)}</td>"
+            f"<td>{kind}</td><td>{_points(cell.points)} / {cell.max_points:g}</td>"
             f"<td>{html.escape(message)}</td></tr>"
         )
     head = (
@@ -121,9 +119,9 @@ def summary(result: results.Result, hidden: set[str]) -> str:
     if result.error:
         reason = html.escape(student_message(result.error, 500))
         return head + f"<p class='error'>No se pudo calificar: {reason}</p>"
-    pending = sum(c["max_points"] for c in result.cells if c["points"] is None)
+    pending = result.pending_max
     return head + (
-        f"<p>Puntos: <b>{total:g} / {result.max_points:g}</b>"
+        f"<p>Puntos: <b>{result.auto_points:g} / {result.max_points:g}</b>"
         + (f" ({pending:g} pendientes de corrección manual)" if pending else "")
         + "</p><table><tr><th>celda</th><th>tipo</th><th>puntos</th><th>motivo</th></tr>"
         + "".join(rows)

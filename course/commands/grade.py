@@ -154,7 +154,7 @@ def table(found: list[results.Result]) -> str:
             elif result.error:
                 text = "error"
             else:
-                pending = "*" if result.auto_max < result.max_points else ""
+                pending = "*" if result.pending_max else ""
                 text = f"{_points(result.auto_points)}/{_points(result.max_points)}{pending}"
             row.append(f"{text:>16}")
         lines.append(f"{names[student]:<{width}}  " + "  ".join(row))

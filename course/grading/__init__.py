@@ -16,10 +16,9 @@ ejecuta código del estudiante en su propio proceso:
   defensa).
 """
 
+from course.grading.results import Cell, Result
 from course.grading.runner import (
     STUDENT,
-    CellResult,
-    LabResult,
     generate,
     grade_ids,
     grade_notebook,
@@ -32,8 +31,8 @@ from course.grading.runner import (
 
 __all__ = [
     "STUDENT",
-    "CellResult",
-    "LabResult",
+    "Cell",
+    "Result",
     "generate",
     "grade_ids",
     "grade_notebook",

@@ -352,11 +352,7 @@ def grade_one(task: Task, autograded: Path, settings: Settings | None = None) ->
                 sandboxed=settings.sandboxed, limits=limits,
                 notebook_timeout=settings.notebook_timeout,
             )  # fmt: skip
-        result.cells = [
-            {"grade_id": c.grade_id, "points": c.points, "max_points": c.max_points,
-             "message": c.message}
-            for c in graded.cells
-        ]  # fmt: skip
+        result.cells = graded.cells
         result.findings = list(graded.findings)
     except Exception as error:  # noqa: BLE001 (una entrega rota no detiene las demás)
         result.error = (

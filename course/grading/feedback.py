@@ -35,10 +35,10 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, List
 
+from course import notebooks
 from course.grading.sanitize import SanitizeStudentHTML
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # los delimitadores de nbgrader
-HIDDEN_SUFFIX = "_oculta"  # grade id de las celdas de pruebas ocultas del curso
 REMOVED = "# Pruebas ocultas: su código y su salida no se muestran; sus puntos, sí."
 TRUNCATED = "\n[… salida recortada en la devolución …]"
 PARTIAL_ANSI = re.compile(r"\x1b\[[0-9;]*$")  # una secuencia de color cortada a medias
@@ -48,8 +48,8 @@ def is_hidden_test(cell: NotebookNode) -> bool:
     """Una celda de pruebas ocultas: su grade id acaba en ``_oculta`` o su código lleva los
     marcadores (en el cuaderno calificado, nbgrader ha repuesto el código del libro de
     notas en cada celda de prueba, marcadores incluidos)."""
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-    return grade_id.endswith(HIDDEN_SUFFIX) or BEGIN in cell.source or END in cell.source
+    hidden = notebooks.is_hidden_test(notebooks.grade_id(cell) or "")
+    return hidden or BEGIN in cell.source or END in cell.source
 
 
 def strip_hidden_source(source: str) -> str:

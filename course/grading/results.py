@@ -20,34 +20,73 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from course import notebooks
+
 RESULT_NAME = "calificacion.json"
 BACKUPS_KEPT = 5  # copias gradebook.db.*.bak que se guardan; las más antiguas se borran
 LOCK_TIMEOUT_S = 10.0  # cuánto se espera a que otro proceso suelte gradebook.db
 
 
 @dataclass
+class Cell:
+    """Una celda calificada de una entrega (un elemento de ``cells`` en el JSON)."""
+
+    grade_id: str
+    points: float | None  # None: pendiente de corrección manual
+    max_points: float
+    message: str = ""  # último error de la celda, si falló
+
+    @property
+    def exercise(self) -> str:
+        return notebooks.exercise(self.grade_id)
+
+    @property
+    def written(self) -> bool:
+        """Una respuesta escrita: la califica una persona, no las pruebas."""
+        return notebooks.is_written(self.grade_id)
+
+
+@dataclass
 class Result:
+    """La calificación de una entrega: la de ``grade_notebook`` (``check``, ``grade``) y la
+    que se guarda en ``calificacion.json``; ``Result(**json)`` la lee de vuelta."""
+
     student: str
     lab: str
-    cells: list[dict] = field(default_factory=list)  # grade_id, points, max_points, message
+    cells: list[Cell] = field(default_factory=list)
     error: str = ""  # por qué no se pudo calificar (cuaderno dañado, fallo de nbgrader...)
     seconds: float = 0.0
-    findings: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # informe de integridad
     graded_at: str = ""
     timestamp: str = ""  # hora de entrega (timestamp.txt de nbgrader), si venía
     warnings: list[str] = field(default_factory=list)  # avisos que no impiden calificar
 
+    def __post_init__(self):
+        self.cells = [cell if isinstance(cell, Cell) else Cell(**cell) for cell in self.cells]
+
     @property
     def auto_points(self) -> float:
-        return sum(c["points"] for c in self.cells if c["points"] is not None)
+        """Los puntos de las celdas con nota (con :func:`with_manual_scores`, también las
+        que calificó una persona)."""
+        return sum(c.points for c in self.cells if c.points is not None)
 
     @property
     def auto_max(self) -> float:
-        return sum(c["max_points"] for c in self.cells if c["points"] is not None)
+        """El máximo de lo que califican las pruebas: todo menos las respuestas escritas."""
+        return sum(c.max_points for c in self.cells if not c.written)
+
+    @property
+    def manual_max(self) -> float:
+        return sum(c.max_points for c in self.cells if c.written)
+
+    @property
+    def pending_max(self) -> float:
+        """Los puntos que esperan corrección manual (celdas sin nota)."""
+        return sum(c.max_points for c in self.cells if c.points is None)
 
     @property
     def max_points(self) -> float:
-        return sum(c["max_points"] for c in self.cells)
+        return sum(c.max_points for c in self.cells)
 
 
 def path_for(autograded: Path, student: str, lab: str) -> Path:
@@ -177,16 +216,16 @@ def merge(results: list[Result], db: Path) -> int:
                 for cell in result.cells:
                     try:
                         grade = gradebook.find_grade(
-                            cell["grade_id"], result.lab, result.lab, result.student
+                            cell.grade_id, result.lab, result.lab, result.student
                         )
                     except MissingEntry:  # el libro de notas es de otra versión del cuaderno
                         print(
-                            f"aviso: {cell['grade_id']} no está en gradebook.db para {result.lab};"
+                            f"aviso: {cell.grade_id} no está en gradebook.db para {result.lab};"
                             " ejecuta python -m course build y vuelve a unir (--merge-only)",
                             file=sys.stderr,
                         )
                         continue
-                    _update_grade(grade, cell["points"])
+                    _update_grade(grade, cell.points)
     return len(good)
 
 
@@ -258,9 +297,9 @@ def with_manual_scores(found: list[Result], db: Path) -> list[Result]:
     scores = manual_scores(db)
     for result in found:
         for cell in result.cells:
-            key = (result.student, result.lab, cell["grade_id"])
+            key = (result.student, result.lab, cell.grade_id)
             if key in scores:
-                cell["points"] = scores[key]
+                cell.points = scores[key]
     return found
 
 

@@ -13,7 +13,6 @@ import shutil
 import tempfile
 import uuid
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -29,7 +28,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from course import notebooks
-from course.grading import integrity, sandbox
+from course.grading import integrity, results, sandbox
 from course.grading.execute import TrustedExecute
 from course.grading.kernel_view import GradingFailure
 from course.labs import NOT_GRADED, REPO, CourseError, Lab, cache_root
@@ -112,43 +111,6 @@ def identify(notebook: nbformat.NotebookNode) -> Lab:
     return notebooks.identify(notebook, "source")
 
 
-@dataclass
-class CellResult:
-    grade_id: str
-    points: float | None  # None: pendiente de corrección manual
-    max_points: float
-    message: str = ""  # último error de la celda, si falló
-
-    @property
-    def exercise(self) -> str:
-        """``ej1_puntuaciones_oculta`` -> ``ej1_puntuaciones``; ``pregunta_2`` igual."""
-        for suffix in ("_prueba", "_oculta"):
-            if self.grade_id.endswith(suffix):
-                return self.grade_id.removesuffix(suffix)
-        return self.grade_id
-
-
-@dataclass
-class LabResult:
-    lab: Lab
-    cells: list[CellResult] = field(default_factory=list)
-    findings: list[str] = field(
-        default_factory=list
-    )  # informe de integridad (course.grading.integrity)
-
-    @property
-    def auto_points(self) -> float:
-        return sum(c.points for c in self.cells if c.points is not None)
-
-    @property
-    def auto_max(self) -> float:
-        return sum(c.max_points for c in self.cells if not c.grade_id.startswith("pregunta"))
-
-    @property
-    def manual_max(self) -> float:
-        return sum(c.max_points for c in self.cells if c.grade_id.startswith("pregunta"))
-
-
 def grade_notebook(
     path: Path,
     lab: Lab | None = None,
@@ -157,7 +119,7 @@ def grade_notebook(
     sandboxed: bool = True,
     limits: sandbox.Limits | None = None,
     notebook_timeout: int | None = None,
-) -> LabResult:
+) -> results.Result:
     """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
 
     ``timeout`` (segundos por celda) sustituye al de ``nbgrader_config.py``. Con ``keep``,
@@ -220,15 +182,13 @@ def _trusted_config(
     """Configuración de ``TrustedExecute`` y del núcleo aislado para una entrega."""
     config = Config()
     tests = [
-        cell.metadata["nbgrader"]["grade_id"]
+        notebooks.grade_id(cell)
         for cell in source.cells
-        if cell.cell_type == "code"
-        and cell.metadata.get("nbgrader", {}).get("grade")
-        and not cell.metadata["nbgrader"].get("solution")
+        if cell.cell_type == "code" and notebooks.is_test(cell)
     ]
     config.TrustedExecute.test_cells = tests
     config.TrustedExecute.setup_source = "\n".join(
-        cell.source for cell in source.cells if _grade_id(cell) == "preparacion"
+        cell.source for cell in source.cells if notebooks.is_setup(notebooks.grade_id(cell))
     )
     config.TrustedExecute.test_path = str(submitted)
     config.TrustedExecute.sandboxed = sandboxed
@@ -286,20 +246,17 @@ def _known_ids_once(
     ``solution``, ``points``, ``locked``, el tipo de celda) no cuenta: se restaura.
     """
     notebook = copy.deepcopy(notebook)
-    published = {_grade_id(cell): cell for cell in release.cells if _grade_id(cell)}
+    published = {notebooks.grade_id(c): c for c in release.cells if notebooks.grade_id(c)}
     seen = set()
     for index, cell in enumerate(notebook.cells):
-        grade_id = _grade_id(cell)
-        if grade_id is None and "nbgrader" in cell.get("metadata", {}):
-            del cell.metadata["nbgrader"]
-        elif grade_id is not None and (grade_id in seen or grade_id not in published):
-            del cell.metadata["nbgrader"]
-        elif grade_id is not None:
-            original = published[grade_id]
-            if cell.cell_type != original.cell_type:
-                notebook.cells[index] = _replacement(original, notebook)
-            else:
-                cell.metadata["nbgrader"] = copy.deepcopy(original.metadata["nbgrader"])
+        grade_id = notebooks.grade_id(cell)
+        original = published.get(grade_id)
+        if original is None or grade_id in seen:
+            notebooks.forget(cell)
+        elif cell.cell_type != original.cell_type:
+            notebook.cells[index] = _replacement(original, notebook)
+        else:
+            notebooks.copy_nbgrader(original, cell)
         seen.add(grade_id)
     return notebook
 
@@ -310,17 +267,13 @@ def _replacement(original: nbformat.NotebookNode, notebook: nbformat.NotebookNod
     restored.pop("id", None)
     if notebook.get("nbformat_minor", 0) >= 5:  # ids de celda desde nbformat 4.5
         restored["id"] = uuid.uuid4().hex[:12]
-    meta = restored.metadata["nbgrader"]
-    if meta.get("solution") and not meta.get("grade") and original.cell_type == "code":
+    answer = original.cell_type == "code" and notebooks.is_solution(restored)
+    if answer and not notebooks.is_graded(restored):
         restored.source = MISSING
     return restored
 
 
 MISSING = "# Esta celda faltaba en la entrega; se ha restaurado al calificar.\n"
-
-
-def _grade_id(cell) -> str | None:
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
 def _with_missing_cells(
@@ -337,10 +290,10 @@ def _with_missing_cells(
     notebook = copy.deepcopy(notebook)
     anchor = None
     for cell in release.cells:
-        grade_id = _grade_id(cell)
+        grade_id = notebooks.grade_id(cell)
         if grade_id is None:
             continue
-        ids = [_grade_id(c) for c in notebook.cells]
+        ids = [notebooks.grade_id(c) for c in notebook.cells]
         if grade_id not in ids:
             restored = _replacement(cell, notebook)
             if cell.cell_type == "code" and restored.source != MISSING:
@@ -408,14 +361,14 @@ def _quiet_stderr():
             os.close(saved)
 
 
-def _collect(root: Path, lab: Lab) -> LabResult:
+def _collect(root: Path, lab: Lab) -> results.Result:
     autograded = nbformat.read(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", 4)
     messages = {
-        cell.metadata["nbgrader"]["grade_id"]: _error_message(cell)
+        notebooks.grade_id(cell): _error_message(cell)
         for cell in autograded.cells
-        if cell.cell_type == "code" and "grade_id" in cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and notebooks.grade_id(cell) is not None
     }
-    result = LabResult(lab)
+    result = results.Result("", lab.id)
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
         submission = gradebook.find_submission_notebook(lab.id, lab.id, STUDENT)
@@ -423,7 +376,7 @@ def _collect(root: Path, lab: Lab) -> LabResult:
         for grade in sorted(submission.grades, key=lambda g: order.get(g.name, 0)):
             points = grade.score if not grade.needs_manual_grade else None
             result.cells.append(
-                CellResult(grade.name, points, grade.max_score, messages.get(grade.name, ""))
+                results.Cell(grade.name, points, grade.max_score, messages.get(grade.name, ""))
             )
     return result
 
