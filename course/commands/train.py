@@ -22,9 +22,6 @@ HELP = "entrena el traductor de Multi30k y mide su BLEU"
 
 DEFAULT_OUT = Path("runs")
 NOTEBOOK = labs.REPO / "trabajo" / "07_multi30k" / "07_multi30k.ipynb"  # el de «empezar»
-# Del cuaderno 07 se ejecutan enteras esta celda (importaciones) y las de respuesta (una
-# respuesta puede usar otra, p. ej. las máscaras); de las demás, solo sus import.
-SETUP_CELL = "preparacion"
 # Lo que se toma del cuaderno: el paquete del estudiante no lleva la referencia del
 # laboratorio 7, y sus course.translation.data.collate y course.translation.decoding.bleu no tienen código.
 FUNCTIONS = ("collate", "train_step", "evaluate", "corpus_bleu")
@@ -151,18 +148,19 @@ def steps(notebook: str | None) -> tuple[dict, str | None]:
 def _from_notebook(path: Path) -> dict:
     """Ejecuta las importaciones y las respuestas del cuaderno y devuelve sus funciones.
 
-    De las demás celdas (demostraciones, pruebas, el propio entrenamiento) solo se ejecutan
-    sus ``import``: una respuesta puede usar lo que importó otra celda (``pad_sequence``).
+    Se ejecutan enteras la celda de preparación (las importaciones) y las de respuesta (una
+    respuesta puede usar otra, p. ej. las máscaras). De las demás (demostraciones, el propio
+    entrenamiento) solo sus ``import``: una respuesta puede usar lo que importó otra celda
+    (``pad_sequence``). Las de pruebas no se ejecutan.
     """
     from course import notebooks
 
     namespace = {"__name__": "__cuaderno__"}
     for cell in notebooks.read(path).cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
+        if cell.cell_type != "code" or notebooks.is_test(cell):
             continue
-        name = meta.get("grade_id", "sin nombre")
-        whole = meta.get("solution") or name == SETUP_CELL
+        name = notebooks.grade_id(cell) or "sin nombre"
+        whole = notebooks.is_solution(cell) or notebooks.is_setup(name)
         try:
             code = cell.source if whole else _imports(cell.source)
             exec(compile(code, f"<{path}: celda {name}>", "exec"), namespace)  # noqa: S102
