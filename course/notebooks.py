@@ -129,11 +129,6 @@ def visible_test(exercise: str) -> str:
     return exercise + VISIBLE_TEST
 
 
-def hidden_test(exercise: str) -> str:
-    """El ``grade_id`` de las pruebas ocultas de ``exercise``."""
-    return exercise + HIDDEN_TEST
-
-
 def identify(notebook: nbformat.NotebookNode, copy: str) -> Lab:
     """El laboratorio cuyas celdas calificadas más se parecen a las del cuaderno.
 

@@ -256,3 +256,25 @@ def test_training_uses_the_notebook_collate_and_bleu_in_the_lab7_copy(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     calls = __import__("json").loads(run.stdout.strip().splitlines()[-1])
     assert calls["collate"] > 0 and calls["bleu"] == 2, calls
+
+
+def test_what_is_secret_per_lab_is_decided_in_labs():
+    """Lo secreto de cada laboratorio: las referencias del laboratorio y de los
+    siguientes, los catálogos de errores (no sus huellas) y, del calificador, todo menos el
+    agente en el núcleo y todo en el zip."""
+    assert labs.is_answer("reference/multihead.py", "04_multicabeza")
+    assert labs.is_answer("reference/multihead.py", "02_normalizacion")
+    assert not labs.is_answer("reference/attention.py", "04_multicabeza")
+    assert labs.is_answer("mistakes/attention.py", "07_multi30k")
+    assert not labs.is_answer("mistakes/fingerprints/01_atencion.json", "01_atencion")
+    assert not labs.is_answer("mistakes/__init__.py", "01_atencion")
+    assert labs.in_kernel("grading/agent.py", "01_atencion")
+    assert not labs.in_kernel("grading/runner.py", "01_atencion")
+    assert not labs.in_kernel("reference/attention.py", "01_atencion")
+    assert labs.in_kernel("translation/decoding.py", "01_atencion")
+    assert not labs.in_bundle("grading/agent.py", "07_multi30k")
+    assert not labs.in_bundle("commands/grade.py", "07_multi30k")
+    assert not labs.in_bundle("translation/decoding.py", "06_transformer")
+    assert labs.in_bundle("translation/decoding.py", "07_multi30k")
+    assert labs.in_bundle("reference/attention.py", "02_normalizacion")
+    assert not labs.in_bundle("student/__pycache__/checks.cpython-311.pyc", "01_atencion")

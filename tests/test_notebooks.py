@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from leaks import REGION, secret_lines
 
-from course import grading, labs
+from course import grading, labs, notebooks
 
 LABS = labs.available()
 IDS = [lab.id for lab in LABS]
@@ -125,3 +125,49 @@ def test_half_done_notebook_gets_exactly_the_points_of_the_exercises_done(lab, t
 
     expected = {c.grade_id: (c.max_points if c.exercise in done else 0) for c in result.cells}
     assert {c.grade_id: c.points for c in result.cells} == expected
+
+
+def _graded_cell(**meta) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["nbgrader"] = meta
+    return cell
+
+
+def test_grade_id_kinds_follow_the_course_convention():
+    assert notebooks.is_visible_test("ej1_puntuaciones_prueba")
+    assert not notebooks.is_visible_test("ej1_puntuaciones_oculta")
+    assert notebooks.is_hidden_test("ej2_softmax_oculta")
+    assert not notebooks.is_hidden_test("ej2_softmax")
+    assert notebooks.is_written("pregunta_2") and not notebooks.is_written("ej3_relleno")
+    assert notebooks.is_setup("preparacion") and not notebooks.is_setup(None)
+    assert notebooks.is_exercise("ej4_causal_prueba") and not notebooks.is_exercise("md_03")
+    assert notebooks.exercise("ej1_puntuaciones_oculta") == "ej1_puntuaciones"
+    assert notebooks.exercise("ej1_puntuaciones_prueba") == "ej1_puntuaciones"
+    assert notebooks.exercise("pregunta_2") == "pregunta_2"
+    assert notebooks.visible_test("ej5_atencion") == "ej5_atencion_prueba"
+
+
+def test_nbgrader_metadata_accessors():
+    test = _graded_cell(grade=True, solution=False, grade_id="ej1_prueba", points=3)
+    answer = _graded_cell(grade=False, solution=True, grade_id="ej1", locked=False)
+    setup = _graded_cell(grade=False, solution=False, grade_id="preparacion", locked=True)
+    plain = nbformat.v4.new_markdown_cell("texto")
+    assert notebooks.grade_id(test) == "ej1_prueba" and notebooks.grade_id(plain) is None
+    assert notebooks.points(test) == 3 and notebooks.points(answer) == 0
+    assert [notebooks.is_test(c) for c in (test, answer, setup, plain)] == [1, 0, 0, 0]
+    assert [notebooks.is_solution(c) for c in (test, answer, setup, plain)] == [0, 1, 0, 0]
+    assert [notebooks.is_locked(c) for c in (test, answer, setup, plain)] == [0, 0, 1, 0]
+    notebook = nbformat.v4.new_notebook(cells=[test, answer, setup, plain])
+    assert notebooks.grade_ids(notebook) == {"ej1_prueba", "ej1", "preparacion"}
+
+
+def test_forget_and_copy_nbgrader_metadata():
+    original = _graded_cell(grade=True, solution=False, grade_id="ej1_prueba", points=3)
+    cell = _graded_cell(grade=True, solution=True, grade_id="ej1_prueba", points=100)
+    notebooks.copy_nbgrader(original, cell)
+    assert cell.metadata["nbgrader"]["points"] == 3 and not cell.metadata["nbgrader"]["solution"]
+    cell.metadata["nbgrader"]["points"] = 50
+    assert original.metadata["nbgrader"]["points"] == 3  # una copia, no el mismo diccionario
+    notebooks.forget(cell)
+    assert "nbgrader" not in cell.metadata and notebooks.grade_id(cell) is None
+    notebooks.forget(nbformat.v4.new_code_cell("y = 2"))  # sin metadatos: nada que quitar

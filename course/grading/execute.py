@@ -31,6 +31,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Any, Bool, Integer, List, Unicode
 
+from course import notebooks
 from course.grading import kernel_view
 from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
@@ -131,7 +132,7 @@ class TrustedExecute(Execute):
             cell.outputs = [_error("SinTiempo", self._no_time())]
         elif self._lost:
             cell.outputs = [_error("NucleoPerdido", LOST)]
-        elif cell.metadata.get("nbgrader", {}).get("grade_id") in self.test_cells:
+        elif notebooks.grade_id(cell) in self.test_cells:
             self._run_test(cell)
         else:
             self._run_student(cell, resources, index)
@@ -328,7 +329,7 @@ def _cut_note() -> nbformat.NotebookNode:
 
 
 def _grade_id(cell) -> str:
-    return cell.metadata.get("nbgrader", {}).get("grade_id", "celda")
+    return notebooks.grade_id(cell) or "celda"
 
 
 def _free_names(tree: ast.AST) -> set[str]:

@@ -37,6 +37,8 @@ import ast
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
+from course import notebooks
+
 PROTECTED = ("torch", "numpy", "math", "builtins", "course")
 REFERENCE = "course.reference"
 SHOWN = 40  # renglones del informe por sección, como mucho
@@ -116,10 +118,6 @@ HARMLESS_MAGICS = {"matplotlib", "pinfo", "pinfo2", "pdoc", "pdef", "who", "whos
 CODE_MAGICS = {"time", "timeit", "prun", "capture"}
 
 
-def _meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
 def student_cells(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:
     """(número de celda desde 1, código) de las celdas de código que escribe el estudiante.
 
@@ -128,8 +126,11 @@ def student_cells(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:
     """
     cells = []
     for number, cell in enumerate(notebook.cells, start=1):
-        meta = _meta(cell)
-        if cell.get("cell_type") != "code" or meta.get("locked") or meta.get("grade"):
+        if (
+            cell.get("cell_type") != "code"
+            or notebooks.is_locked(cell)
+            or notebooks.is_graded(cell)
+        ):
             continue
         cells.append((number, cell.get("source", "")))
     return cells
@@ -426,7 +427,7 @@ def setup_aliases(notebook: nbformat.NotebookNode) -> dict[str, str]:
     """Los nombres que importan las celdas bloqueadas (``F``, ``checks``, ``os``...)."""
     aliases: dict[str, str] = {}
     for cell in notebook.cells:
-        if cell.get("cell_type") == "code" and _meta(cell).get("locked"):
+        if cell.get("cell_type") == "code" and notebooks.is_locked(cell):
             _scan(cell.get("source", ""), aliases, None)
     return aliases
 
@@ -443,7 +444,7 @@ def _allowed(original: nbformat.NotebookNode) -> set[tuple[str, str]]:
     setup = set(aliases)
     allowed = set()
     for number, code in student_cells(original):
-        grade_id = _meta(original.cells[number - 1]).get("grade_id", "")
+        grade_id = notebooks.grade_id(original.cells[number - 1]) or ""
         allowed |= {_key(grade_id, kind, what) for _, kind, what in _scan(code, aliases, setup)}
     return allowed
 
@@ -471,7 +472,7 @@ def scan(
     setup = set(aliases)
     allowed = _allowed(original) if original is not None else set()
     for number, code in student_cells(notebook):
-        grade_id = _meta(notebook.cells[number - 1]).get("grade_id", "")
+        grade_id = notebooks.grade_id(notebook.cells[number - 1]) or ""
         lines: dict[str, list[int]] = {}  # hallazgo -> líneas de la celda donde aparece
         for line, kind, what in _scan(code, aliases, setup):
             if _key(grade_id, kind, what) not in allowed:
@@ -484,14 +485,14 @@ def scan(
     seen: set[str] = set()
     ids = []
     for cell in notebook.cells:
-        grade_id = _meta(cell).get("grade_id")
+        grade_id = notebooks.grade_id(cell)
         if grade_id and grade_id in seen:
             ids.append(f"grade id duplicado «{grade_id}»: se califica solo la primera celda")
         elif grade_id and expected_ids is not None and grade_id not in expected_ids:
             ids.append(f"grade id desconocido «{grade_id}»: se ejecuta como celda normal")
         seen.add(grade_id)
     findings += _capped(list(dict.fromkeys(ids)), "avisos más de grade ids")
-    exercises = {i for i in expected_ids or () if i.startswith("ej")}  # no pregunta_N ni md_NN
+    exercises = {i for i in expected_ids or () if notebooks.is_exercise(i)}
     if expected_ids is not None and seen.isdisjoint(exercises):
         findings.append(
             "ninguna celda calificada de este laboratorio: ¿cuaderno de otro laboratorio?"

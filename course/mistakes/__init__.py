@@ -32,7 +32,7 @@ from unittest import mock
 import numpy as np
 import torch
 
-from course import labs
+from course import labs, notebooks
 
 FINGERPRINTS = Path(__file__).resolve().parent / "fingerprints"
 ATOL, RTOL = 1e-5, 1e-4  # las de course.student.checks, para comprobaciones sin tolerancia propia
@@ -192,15 +192,6 @@ def excluding(ids: set[str]) -> Iterator[None]:
 # --- el cuaderno de solución, ejecutado en este proceso --------------------------------
 
 
-def _cell_id(cell: dict) -> str | None:
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-
-
-def _is_test(cell: dict) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("grade")) and not meta.get("solution")
-
-
 class _QuietHandle:
     def update(self, *objects, **kwargs) -> None:
         pass
@@ -229,14 +220,14 @@ class Solution:
         self.lab = labs.LABS[lab_id]
         notebook = nbformat.read(self.lab.source, as_version=4)
         code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-        self.tests = {_cell_id(cell): cell.source for cell in code if _is_test(cell)}
-        self.exercises = [i.removesuffix("_prueba") for i in self.tests if i.endswith("_prueba")]
+        self.tests = {notebooks.grade_id(c): c.source for c in code if notebooks.is_test(c)}
+        self.exercises = [notebooks.exercise(i) for i in self.tests if notebooks.is_visible_test(i)]
         self.namespace: dict = {"__name__": "__main__", "display": _quiet_display}
         with self._environment():
             for cell in code:
-                if not _is_test(cell):
+                if not notebooks.is_test(cell):
                     exec(
-                        compile(cell.source, f"<{_cell_id(cell) or 'celda'}>", "exec"),
+                        compile(cell.source, f"<{notebooks.grade_id(cell) or 'celda'}>", "exec"),
                         self.namespace,
                     )
 
@@ -325,7 +316,7 @@ def _failures(solution: Solution, mistake: Mistake, exercise: str) -> list[dict]
     """
     with solution.substituted(mistake.replaces, mistake.mutant), _recorder() as failures:
         try:
-            solution.test(f"{exercise}_prueba")
+            solution.test(notebooks.visible_test(exercise))
         except Exception:  # noqa: BLE001 (se apunta el fallo, sea cual sea)
             pass
     return list(failures)

@@ -15,7 +15,6 @@ import nbformat
 from course import labs, notebooks
 from course.text import student_message
 
-VISIBLE = "_prueba"
 CELL_TIMEOUT_S = 600
 
 
@@ -54,20 +53,19 @@ def report(lab: labs.Lab, notebook: nbformat.NotebookNode) -> str:
     lines = [f"Laboratorio {lab.id} · {lab.title} · pruebas visibles", ""]
     passed = total = hidden = manual = 0
     for cell in notebook.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if not meta.get("grade"):
+        if not notebooks.is_graded(cell):
             continue
-        points = meta.get("points", 0)
+        points, grade_id = notebooks.points(cell), notebooks.grade_id(cell)
         if cell.cell_type != "code":
             manual += points
-        elif not meta["grade_id"].endswith(VISIBLE):
+        elif not notebooks.is_visible_test(grade_id):
             hidden += points
         else:
             total += points
             error = _error(cell)
             passed += 0 if error else points
-            mark = f"✘ {meta['grade_id']:<28} {student_message(error)}" if error else None
-            lines.append(mark or f"✔ {meta['grade_id']}")
+            mark = f"✘ {grade_id:<28} {student_message(error)}" if error else None
+            lines.append(mark or f"✔ {grade_id}")
     lines += [
         "",
         f"Pruebas visibles superadas: {passed:g} / {total:g} puntos.",
