@@ -58,3 +58,25 @@ def test_too_many_images_are_cut():
     kept = [o for o in cell.outputs if o.output_type == "display_data"]
     assert len(kept) == execute.MAX_IMAGE_BYTES // len(PNG)
     assert "salida recortada" in _texts(cell)
+
+
+def test_the_grading_cap_counts_utf8_bytes():
+    accents = nbformat.v4.new_output("stream", name="stdout", text="ñ" * 15_000)  # 30 000 bytes
+    cell = _cell(accents)
+    execute._cap_outputs(cell)
+    assert cell.outputs[0].text == "ñ" * (execute.MAX_OUTPUT_BYTES // 2)
+    assert "salida recortada" in _texts(cell)
+
+
+def test_a_huge_error_keeps_its_name_and_a_short_message():
+    value = "se esperaba " + "9" * 100_000
+    error = nbformat.v4.new_output(
+        "error", ename="AssertionError", evalue=value, traceback=[f"AssertionError: {value}"]
+    )
+    cell = _cell(error)
+    execute._cap_outputs(cell)
+    kept = cell.outputs[0]
+    assert kept.ename == "AssertionError" and kept.evalue == value[:500]
+    assert len("\n".join(kept.traceback).encode()) <= execute.MAX_OUTPUT_BYTES
+    assert kept.traceback[0].startswith("AssertionError: se esperaba 999")
+    assert "salida recortada" in _texts(cell)

@@ -36,13 +36,13 @@ from course.grading import kernel_view
 from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
 from course.grading.limits import GraderClock, GraderTimeout, memory_cap, private_tempdir
+from course.grading.outputs import MAX_IMAGE_BYTES, MAX_OUTPUT_BYTES, cap, sizes
 from course.grading.remote import Channel, StudentError, bind_names
 from course.grading.sandbox import GIB, SandboxedKernelManager
 from course.student import hints
+from course.text import number
 
-MAX_OUTPUT_BYTES = 20_000  # texto guardado por celda; el resto se corta con una nota
-MAX_IMAGE_BYTES = 2_000_000  # imágenes (image/*) guardadas por celda: las figuras de la devolución
-CUT = "\n[… salida recortada: esta celda pasó de {:,} bytes de texto o {:,} de imágenes]\n"
+CUT = "\n[… salida recortada: esta celda pasó de {} bytes de texto o {} de imágenes]\n"
 PROBE_S = 120  # la sonda importa torch en el núcleo: no depende del tiempo de una celda
 RECOVERY_S = 5  # espera tras una interrupción antes de dar el núcleo por perdido
 
@@ -148,7 +148,7 @@ class TrustedExecute(Execute):
         """
         content = msg.get("content", {})
         data = content.get("data", {}) if isinstance(content.get("data"), dict) else {}
-        text, images = _sizes({"text": content.get("text", ""), "data": data})
+        text, images = sizes({"text": content.get("text", ""), "data": data})
         used = self._output_bytes.get(cell_index, (0, 0))
         used = (used[0] + text, used[1] + images)
         self._output_bytes[cell_index] = used
@@ -324,7 +324,7 @@ def _interrupted(cell) -> bool:
 
 def _cut_note() -> nbformat.NotebookNode:
     return nbformat.v4.new_output(
-        "stream", name="stdout", text=CUT.format(MAX_OUTPUT_BYTES, MAX_IMAGE_BYTES)
+        "stream", name="stdout", text=CUT.format(number(MAX_OUTPUT_BYTES), number(MAX_IMAGE_BYTES))
     )
 
 
@@ -373,58 +373,10 @@ def _working_directory(path: str):
         yield
 
 
-def _is_image(mime: str) -> bool:
-    return mime.startswith("image/")
-
-
-def _sizes(output) -> tuple[int, int]:
-    """Bytes de texto y de imágenes de una salida (o de un mensaje ``display_data``)."""
-    data = output.get("data", {})
-    images = sum(len(str(v)) for mime, v in data.items() if _is_image(mime))
-    text = (
-        len(str(output.get("text", "")))
-        + sum(len(str(v)) for mime, v in data.items() if not _is_image(mime))
-        + sum(len(line) for line in output.get("traceback", []))
-    )
-    return text, images
-
-
 def _cap_outputs(cell, cut: bool = False) -> None:
-    """Como mucho ``MAX_OUTPUT_BYTES`` de texto y ``MAX_IMAGE_BYTES`` de imágenes por celda.
-
-    Lo que no cabe se corta con una nota (también si ``cut``: ya se descartó algo al
-    llegar); de una salida con varios formatos (una figura interactiva con su PNG) se
-    quedan los que caben.
-    """
-    budget = {"text": MAX_OUTPUT_BYTES, "image": MAX_IMAGE_BYTES}
-    kept = []
-    for output in cell.outputs:
-        if output.output_type == "stream":
-            if len(output.text) > budget["text"]:
-                output.text, cut = output.text[: budget["text"]], True
-            budget["text"] -= len(output.text)
-            if output.text:
-                kept.append(output)
-        elif output.output_type == "error":
-            if _sizes(output)[0] > budget["text"]:
-                output.evalue = output.evalue[:500]
-                output.traceback = [f"{output.ename}: {output.evalue}"]
-            budget["text"] = max(0, budget["text"] - _sizes(output)[0])
-            kept.append(output)
-        elif "data" in output:
-            data = {}
-            for mime, value in output.data.items():
-                kind = "image" if _is_image(mime) else "text"
-                if len(str(value)) <= budget[kind]:
-                    budget[kind] -= len(str(value))
-                    data[mime] = value
-                else:
-                    cut = True
-            if data:
-                output.data = data
-                kept.append(output)
-        else:
-            kept.append(output)
-    if cut:
-        kept.append(_cut_note())
-    cell.outputs = kept
+    """Las salidas de la celda dentro de los topes (:func:`course.grading.outputs.cap`),
+    con una nota al final si se cortó algo (también si ``cut``: ya se descartó algo al
+    llegar, en :meth:`TrustedExecute.output`)."""
+    cell.outputs, capped = cap(cell.outputs, MAX_OUTPUT_BYTES, MAX_IMAGE_BYTES)
+    if cut or capped:
+        cell.outputs.append(_cut_note())

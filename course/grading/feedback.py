@@ -24,7 +24,6 @@ convierten a MathML al exportar (el navegador las dibuja sin conexión, sin Math
 ``Content-Security-Policy`` en ``<meta>`` no deja cargar nada de fuera ni ejecutar nada.
 """
 
-import json
 import re
 
 import lxml.html
@@ -36,12 +35,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, List
 
 from course import notebooks
+from course.grading.outputs import MAX_IMAGE_BYTES, MAX_OUTPUT_BYTES, cap
 from course.grading.sanitize import SanitizeStudentHTML
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # los delimitadores de nbgrader
 REMOVED = "# Pruebas ocultas: su código y su salida no se muestran; sus puntos, sí."
 TRUNCATED = "\n[… salida recortada en la devolución …]"
-PARTIAL_ANSI = re.compile(r"\x1b\[[0-9;]*$")  # una secuencia de color cortada a medias
 
 
 def is_hidden_test(cell: NotebookNode) -> bool:
@@ -68,17 +67,6 @@ def strip_hidden_source(source: str) -> str:
     return "\n".join(lines)
 
 
-def _size(value) -> int:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return len(text.encode("utf-8"))
-
-
-def _cut(text: str, limit: int) -> str:
-    """Los primeros ``limit`` bytes de ``text`` (sin partir un carácter ni un color)."""
-    head = text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
-    return PARTIAL_ANSI.sub("", head)
-
-
 class SafeFeedback(NbGraderPreprocessor):
     """Quita de la devolución las pruebas ocultas, el HTML activo y recorta las salidas."""
 
@@ -88,10 +76,10 @@ class SafeFeedback(NbGraderPreprocessor):
         NbGraderPreprocessor.class_traits()["display_data_priority"].default()
     ).tag(config=True)
     max_text_bytes = Integer(
-        20_000, min=0, help="Bytes de texto de las salidas que se muestran por celda."
+        MAX_OUTPUT_BYTES, min=0, help="Bytes de texto de las salidas que se muestran por celda."
     ).tag(config=True)
     max_image_bytes = Integer(
-        2_000_000, min=0, help="Bytes de imágenes (tal como van en la página) por celda."
+        MAX_IMAGE_BYTES, min=0, help="Bytes de imágenes (tal como van en la página) por celda."
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
@@ -107,49 +95,9 @@ class SafeFeedback(NbGraderPreprocessor):
         return cell, resources
 
     def _capped(self, outputs: list) -> list:
-        budget = {"text": self.max_text_bytes, "image": self.max_image_bytes}
-        kept, cut = [], False
-
-        def take(text: str) -> str:
-            nonlocal cut
-            size = _size(text)
-            if size <= budget["text"]:
-                budget["text"] -= size
-                return text
-            cut, head = True, _cut(text, budget["text"])
-            budget["text"] = 0
-            return head + TRUNCATED if head else ""
-
-        for output in outputs:
-            if output.output_type == "stream":
-                output.text = take(output.text)
-                if output.text:
-                    kept.append(output)
-            elif output.output_type == "error":
-                text = "\n".join(output.traceback)  # la página muestra la traza, no evalue
-                shown = take(text)
-                if shown != text:
-                    output.traceback = [shown]
-                kept.append(output)
-            elif "data" in output:
-                data = {}
-                for mime, value in output.data.items():
-                    kind = "image" if mime.startswith("image/") else "text"
-                    if mime == "text/plain":
-                        value = take(value)
-                    elif _size(value) <= budget[kind]:
-                        budget[kind] -= _size(value)
-                    else:
-                        cut, value = True, None
-                    if value:
-                        data[mime] = value
-                if data:
-                    output.data = data
-                    kept.append(output)
-            else:
-                kept.append(output)
+        limits = (self.max_text_bytes, self.max_image_bytes)
+        kept, cut = cap(outputs, *limits, marker=TRUNCATED)
         if cut:
-            limits = (self.max_text_bytes, self.max_image_bytes)
             text, images = (f"{n:,}".replace(",", " ") for n in limits)
             note = (
                 f"[Devolución: salidas de esta celda recortadas; se muestran como máximo {text}"
