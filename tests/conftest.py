@@ -7,12 +7,15 @@
 - Sin bubblewrap o sin Chromium, las pruebas que los necesitan se omiten y el resumen lo
   dice en una línea en español con la orden que lo instala. Con ``CI=true`` no se omite
   nada: falta una herramienta y la ejecución falla.
+- Una prueba que inicia un núcleo de Jupyter sin la marca ``slow`` falla: el nivel rápido
+  solo los inicia en las ``esencial`` (``kernel_guard.py``).
 """
 
 import os
 import shutil
 
 import pytest
+from kernel_guard import KERNEL, KernelWatch
 
 from course.grading import sandbox
 
@@ -23,6 +26,7 @@ INSTALL = {
 }
 _skipped: dict[str, int] = {"bubblewrap": 0, "chromium": 0}
 _deselected: list[int] = [0]
+_watch: list[KernelWatch] = []
 
 
 def pytest_addoption(parser):
@@ -69,6 +73,7 @@ def missing_tools() -> dict[str, str]:
 
 
 def pytest_sessionstart(session):
+    _watch.append(KernelWatch(KERNEL))
     if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
         return
     missing = missing_tools()
@@ -83,6 +88,7 @@ def pytest_runtest_makereport(item, call):
     prueba se omite (fuera de CI) en lugar de fallar por la máquina."""
     outcome = yield
     report = outcome.get_result()
+    _fail_on_unmarked_kernels(item, report)
     if call.excinfo is None or not report.failed:
         return
     tool = _missing_tool_in(str(call.excinfo.value))
@@ -90,6 +96,24 @@ def pytest_runtest_makereport(item, call):
         return
     report.outcome = "skipped"
     report.longrepr = (str(item.path), item.location[1] or 0, f"sin {tool}")
+
+
+def _fail_on_unmarked_kernels(item, report) -> None:
+    """Al desmontar cada prueba: los núcleos nuevos son de ella; sin ``slow``, falla."""
+    if report.when != "teardown" or not _watch:
+        return
+    count = _watch[0].new_kernels()
+    if count and not item.get_closest_marker("slow"):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} inició {count} núcleo{'s' if count > 1 else ''} de Jupyter sin la"
+            " marca slow: márcala con @pytest.mark.slow (el nivel rápido no inicia núcleos)."
+        )
+
+
+def pytest_sessionfinish(session):
+    while _watch:
+        _watch.pop().close()
 
 
 def _missing_tool_in(text: str) -> str | None:
@@ -128,3 +152,4 @@ def pytest_terminal_summary(terminalreporter):
 
 def _tests(count: int) -> str:
     return f"{count} prueba{'s' if count > 1 else ''}"
+

@@ -140,6 +140,7 @@ def test_the_bundle_cli_offers_only_student_commands(student_bundle):
         assert "opción no válida" in refused.stderr and "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow  # «course check» ejecuta el cuaderno en un núcleo
 def test_check_in_the_bundle_runs_the_visible_tests_and_explains_the_hidden_ones(
     student_bundle,
 ):

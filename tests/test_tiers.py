@@ -65,3 +65,30 @@ def test_under_ci_a_missing_tool_fails_the_run(inner, monkeypatch):
     result = inner.runpytest("-p", "no:cacheprovider", "--todas")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*CI necesita todas las herramientas*apt-get install bubblewrap*"])
+
+
+FAKE_KERNELS = """
+import subprocess, sys
+import pytest
+
+def _kernel():
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(0.5)", "nucleo_de_mentira"])
+
+def test_sin_marca_inicia_un_nucleo():
+    _kernel()
+
+@pytest.mark.slow
+def test_lenta_inicia_un_nucleo():
+    _kernel()
+"""
+
+
+def test_a_kernel_started_by_an_unmarked_test_fails_it(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeconftest(CONFTEST + 'KERNEL = "nucleo_de_mentira"\n')
+    pytester.makepyfile(test_nucleos=FAKE_KERNELS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--todas")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_sin_marca_inicia_un_nucleo inició 1 núcleo de Jupyter sin*"]
+    )
