@@ -312,18 +312,18 @@ def _copy_assignment(course: Path, lab_id: str, gradebook) -> None:
         gradebook.update_or_create_assignment(lab_id, duedate=assignment.duedate)
         for notebook in assignment.notebooks:
             gradebook.update_or_create_notebook(notebook.name, lab_id)
-            for cell in notebook.grade_cells:
-                gradebook.update_or_create_grade_cell(
-                    cell.name, notebook.name, lab_id, max_score=cell.max_score,
-                    cell_type=cell.cell_type,
-                )  # fmt: skip
+            scored = (
+                (notebook.grade_cells, gradebook.update_or_create_grade_cell),
+                (notebook.task_cells, gradebook.update_or_create_task_cell),
+            )
+            for cells, create in scored:  # celdas con puntos: de pruebas y de respuesta escrita
+                for cell in cells:
+                    create(
+                        cell.name, notebook.name, lab_id, max_score=cell.max_score,
+                        cell_type=cell.cell_type,
+                    )  # fmt: skip
             for cell in notebook.solution_cells:
                 gradebook.update_or_create_solution_cell(cell.name, notebook.name, lab_id)
-            for cell in notebook.task_cells:
-                gradebook.update_or_create_task_cell(
-                    cell.name, notebook.name, lab_id, max_score=cell.max_score,
-                    cell_type=cell.cell_type,
-                )  # fmt: skip
             for cell in notebook.source_cells:
                 gradebook.update_or_create_source_cell(
                     cell.name, notebook.name, lab_id, cell_type=cell.cell_type,
