@@ -9,7 +9,9 @@ ejecuta código del estudiante en su propio proceso:
   al núcleo, por el protocolo de Jupyter, solo los resultados del estudiante;
 - ``execute``: el paso de nbgrader que reparte cada celda entre núcleo y calificador;
 - ``runner``: calificar un cuaderno sobre un curso temporal;
-- ``results``: los resultados por entrega y su unión en ``gradebook.db``;
+- ``results``: el resultado de una entrega (``Result``, ``Cell``) y su unión en
+  ``gradebook.db``;
+- ``outputs``: los topes de salida por celda, al calificar y en la devolución;
 - ``files``: zips y carpetas entregadas, leídos con límites y sin enlaces;
 - ``feedback``: la devolución sin pruebas ocultas, por cualquier camino que se genere;
 - ``integrity``: el informe estático para el instructor (una red de seguridad, no la
