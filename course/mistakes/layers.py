@@ -322,6 +322,52 @@ class DecoderReturnsOnlyOutput(ref.Decoder):
         return super().forward(x, memory, tgt_mask, memory_mask)[0]
 
 
+# --- la misma idea en otras formas ---------------------------------------------------------
+
+
+class EncoderLayerReusesNormedInput(ref.EncoderLayer):
+    def forward(self, x, mask=None):
+        if not self.norm_first:
+            return super().forward(x, mask)
+        h = self.norm1(x)
+        x = x + self.dropout(self.self_attn(h, h, h, mask)[0])
+        return x + self.dropout(self.feed_forward(h))
+
+
+class DecoderLayerReusesNormedInput(ref.DecoderLayer):
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        if not self.norm_first:
+            return super().forward(x, memory, tgt_mask, memory_mask)
+        h = self.norm1(x)
+        x = x + self.dropout(self.self_attn(h, h, h, tgt_mask)[0])
+        out, cross_weights = self.cross_attn(self.norm2(x), memory, memory, memory_mask)
+        x = x + self.dropout(out)
+        return x + self.dropout(self.feed_forward(h)), cross_weights
+
+
+class DecoderWithoutMemoryMask(ref.Decoder):
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        return super().forward(x, memory, tgt_mask)
+
+
+class DecoderWithoutTgtMask(ref.Decoder):
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        return super().forward(x, memory, None, memory_mask)
+
+
+class FeedForwardAlwaysRelu(ref.PositionwiseFeedForward):
+    def __init__(self, d_model, d_ff, dropout=0.0, activation="relu"):
+        super().__init__(d_model, d_ff, dropout, activation)
+        self.activation = F.relu
+
+
+REUSES_NORMED = (
+    "¿Reutilizas norm1(x) para la feed-forward? En pre-norm cada subcapa normaliza su propia"
+    " entrada: la x que sale de la subcapa anterior, con su propia LayerNorm."
+)
+MEMORY_MASK = "¿Pasas memory_mask a la atención cruzada?"
+TGT_MASK = "¿Pasas tgt_mask a la autoatención?"
+
 INVERTED = "¿Están cambiadas pre-norm y post-norm? norm_first=True normaliza antes de cada subcapa."
 DROPOUT_ON_RESIDUAL = (
     "self.dropout va sobre la salida de cada subcapa, no sobre la suma con la conexión residual."
@@ -504,4 +550,14 @@ MISTAKES = [
         DecoderReturnsOnlyOutput,
         "Decoder devuelve la pareja (salida, pesos de la atención cruzada de la última capa).",
     ),
+    Mistake(
+        "ej1_feed_forward",
+        "PositionwiseFeedForward",
+        FeedForwardAlwaysRelu,
+        "Con activation='gelu' hay que usar GELU: ¿usas siempre ReLU?",
+    ),
+    Mistake("ej2_encoder_layer", "EncoderLayer", EncoderLayerReusesNormedInput, REUSES_NORMED),
+    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerReusesNormedInput, REUSES_NORMED),
+    Mistake("ej5_decoder", "Decoder", DecoderWithoutMemoryMask, MEMORY_MASK),
+    Mistake("ej5_decoder", "Decoder", DecoderWithoutTgtMask, TGT_MASK),
 ]
