@@ -16,10 +16,9 @@ import torch
 from train_speed import measure
 
 from course.argparse_es import ArgumentParser
-from course.reference.model import Transformer, count_parameters
+from course.reference.model import Transformer, count_parameters, use_fused_kernels
 from course.translation import data
 from course.translation.config import PRESETS
-from course.translation.train import use_fused_kernels
 
 VARIANTS = {
     "vocabulario 8000, lotes de 4096": dict(vocab_size=8000, max_tokens=4096),

@@ -16,8 +16,8 @@ import torch
 
 from course.argparse_es import ArgumentParser
 from course.translation import data
+from course.translation.checkpoint import load_model
 from course.translation.decoding import bleu, translate
-from course.translation.train import load_model
 
 
 def main() -> None:

@@ -6,11 +6,10 @@ import pytest
 import torch
 
 from course.reference.attention import causal_mask
-from course.reference.model import Transformer, make_src_mask
+from course.reference.model import Transformer, make_src_mask, use_fused_kernels
 from course.translation import incremental
 from course.translation.config import ModelConfig
 from course.translation.decoding import beam_search, gnmt_length_penalty
-from course.translation.train import use_fused_kernels
 
 BOS, EOS, PAD = 1, 2, 0
 

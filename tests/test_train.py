@@ -1,10 +1,10 @@
 """Bucle de entrenamiento, puntos de control, búsqueda en haz y DDP con gloo (CPU, datos de juguete)."""
 
 import dataclasses
+import math
 import os
 import re
 import socket
-import time
 import types
 
 import pytest
@@ -13,13 +13,17 @@ import torch.multiprocessing as mp
 
 from course import cli
 from course.reference import translation
-from course.reference.model import Transformer, greedy_decode, make_src_mask
+from course.reference.model import Transformer, greedy_decode, make_src_mask, use_fused_kernels
+from course.reference.training import cosine_warmup_lambda
 from course.translation import data
 from course.translation import train as train_module
+from course.translation.checkpoint import for_translation, save_checkpoint
 from course.translation.config import PRESETS, ModelConfig, TrainConfig
 from course.translation.decoding import beam_search, bleu, translate
+from course.translation.schedule import WarmupCosine
 from course.translation.train import (
     CheckpointError,
+    Stop,
     final_checkpoint,
     load_checkpoint,
     load_model,
@@ -284,11 +288,9 @@ def test_cli_offers_the_rapida_recipe():
 def test_weights_to_average_are_the_last_epochs_that_fit_in_the_time_limit():
     # 10 s por época, 40 s gastados de 60: tras esta época caben 2 más, no las 7 de la receta
     cfg = dataclasses.replace(TINY, epochs=10, max_minutes=1.0)
-    run = types.SimpleNamespace(cfg=cfg, epoch=2, loader=[None] * 10, elapsed=lambda: 40.0)
-    stats = train_module.EpochStats(0, 10, time.perf_counter() - 10.0)
-    assert train_module._epochs_left(run, stats) == pytest.approx(2.0, abs=0.05)
-    run.cfg = dataclasses.replace(cfg, max_minutes=None)
-    assert train_module._epochs_left(run, stats) == 7
+    assert train_module._epochs_left(cfg, 2, per_epoch=10.0, elapsed=40.0) == pytest.approx(2.0)
+    cfg = dataclasses.replace(cfg, max_minutes=None)
+    assert train_module._epochs_left(cfg, 2, per_epoch=10.0, elapsed=40.0) == 7
 
 
 def _twin_models(dropout: float) -> tuple[Transformer, Transformer]:
@@ -304,7 +306,7 @@ def _twin_models(dropout: float) -> tuple[Transformer, Transformer]:
                 module.bias.uniform_(-0.5, 0.5)
     fused = Transformer(cfg)
     fused.load_state_dict(plain.state_dict())
-    return plain, train_module.use_fused_kernels(fused)
+    return plain, use_fused_kernels(fused)
 
 
 def _loss_and_grads(model: Transformer, src, tgt) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -325,10 +327,19 @@ def test_fused_kernels_compute_what_the_lab_modules_compute():
     torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
     for g, w in zip(got_grads, want_grads, strict=True):
         torch.testing.assert_close(g, w, atol=1e-5, rtol=1e-4)
-    patched = [m for m in fused.modules() if "forward" in vars(m)]
-    assert {type(m).__name__ for m in patched} == {"MultiHeadAttention", "LayerNorm"}
-    train_module.use_fused_kernels(fused, enabled=False)
-    assert not [m for m in fused.modules() if "forward" in vars(m)]
+    switched = [m for m in fused.modules() if getattr(m, "fused", False)]
+    assert {type(m).__name__ for m in switched} == {"MultiHeadAttention", "LayerNorm"}
+    assert not [m for m in fused.modules() if "forward" in vars(m)]  # nada parcheado desde fuera
+    assert _cross_weights(fused, src, tgt) is None  # la atención fusionada no los materializa
+    use_fused_kernels(fused, enabled=False)
+    assert not [m for m in fused.modules() if getattr(m, "fused", False)]
+    torch.testing.assert_close(_cross_weights(fused, src, tgt), _cross_weights(plain, src, tgt))
+
+
+def _cross_weights(model: Transformer, src, tgt):
+    src_mask = make_src_mask(src, 0)
+    memory = model.eval().encode(src, src_mask)
+    return model.decode(memory, src_mask, tgt, torch.ones(5, 5, dtype=torch.bool).tril())[1]
 
 
 def _captured(monkeypatch) -> list:
@@ -429,3 +440,126 @@ def test_unfinished_exercises_or_no_notebook_are_explained_in_spanish(
     monkeypatch.setattr(command, "NOTEBOOK", tmp_path / "no-existe.ipynb")
     assert cli.main(["train", "--smoke", "--out", str(tmp_path)]) == 2
     assert "python -m course empezar 07_multi30k" in capsys.readouterr().err
+
+
+def _optimizer() -> torch.optim.Optimizer:
+    return torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+
+
+def _by_hand(step: int, warmup: int = 4, total: int = 20) -> float:
+    """Calentamiento lineal hasta 1 y coseno hasta 0 en ``total``, escrito a mano."""
+    if step <= warmup:
+        return step / warmup
+    return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / (total - warmup))))
+
+
+def _rates(scheduler, optimizer, steps: int) -> list[float]:
+    rates = []
+    for _ in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def test_scheduler_without_time_limit_is_warmup_and_cosine():
+    optimizer = _optimizer()
+    rates = _rates(WarmupCosine(optimizer, warmup=4, total_steps=20), optimizer, 24)
+    assert rates == pytest.approx([_by_hand(s) for s in range(1, 25)])
+    twin = _optimizer()
+    lambda_lr = torch.optim.lr_scheduler.LambdaLR(twin, cosine_warmup_lambda(4, 20))
+    assert rates == pytest.approx(_rates(lambda_lr, twin, 24))
+
+
+def test_scheduler_with_time_limit_follows_the_clock_after_warmup():
+    now = [1000.0]
+    scheduler = WarmupCosine(_optimizer(), 4, 20, seconds=100.0, clock=lambda: now[0])
+    now[0] = 5000.0  # leer los datos no cuenta: el reloj empieza con restart
+    scheduler.restart()
+    now[0] = 5090.0  # el tiempo no cambia el calentamiento
+    assert [scheduler.factor(s) for s in (1, 2, 3, 4)] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    now[0] = 5050.0  # mitad del tiempo: avance 4 + 0,5 · 16 = paso 12, aunque vaya por el 5
+    assert scheduler.elapsed() == 50.0
+    assert scheduler.factor(5) == pytest.approx(_by_hand(12))
+    assert scheduler.factor(15) == pytest.approx(_by_hand(15))  # los pasos van por delante
+    now[0] = 5100.0  # tiempo agotado: tasa 0
+    assert scheduler.factor(5) == 0.0
+
+
+def test_scheduler_state_survives_a_checkpoint_without_its_clock(tmp_path):
+    optimizer = _optimizer()
+    scheduler = WarmupCosine(optimizer, 4, 20)
+    _rates(scheduler, optimizer, 7)
+    state = scheduler.state_dict()
+    assert not {"clock", "started"} & state.keys()
+    torch.save(state, tmp_path / "s.pt")
+    again_optimizer = _optimizer()
+    again = WarmupCosine(again_optimizer, 4, 20)
+    again.load_state_dict(torch.load(tmp_path / "s.pt", weights_only=True))
+    again_optimizer.param_groups[0]["lr"] = again.get_last_lr()[0]
+    assert _rates(again, again_optimizer, 3) == pytest.approx([_by_hand(s) for s in (8, 9, 10)])
+
+
+def test_stop_reasons_are_an_enum_with_spanish_values(toy, tmp_path):
+    assert {stop.value for stop in Stop} == {"límite de pasos", "tope de tiempo"}
+    messages = []
+    cfg = dataclasses.replace(TINY, epochs=50, max_minutes=1e-6, max_test_pairs=2)
+    train(cfg, tmp_path / "run", data_dir=toy[0], sums=toy[1], progress=False,
+          log=messages.append, decode_test=False)  # fmt: skip
+    assert "Entrenamiento detenido en el paso 1 (época 1): tope de tiempo." in messages
+
+
+def _tiny_state(tokenizer, step: int = 3) -> dict:
+    model = _tiny_model()
+    config = dataclasses.replace(model.config, src_vocab_size=tokenizer.vocab_size,
+                                 tgt_vocab_size=tokenizer.vocab_size)  # fmt: skip
+    model = Transformer(config)
+    return {
+        "version": 1, "model": model.state_dict(), "model_config": dataclasses.asdict(config),
+        "train_config": dataclasses.asdict(TINY), "step": step,
+        "tokenizer": tokenizer.tokenizer.to_str(), "optimizer": {"lr": 0.1},
+    }  # fmt: skip
+
+
+def test_checkpoint_round_trip_and_translation_copy(tmp_path):
+    pairs = data.toy_pairs(6)
+    tokenizer = data.train_tokenizer([t for p in pairs for t in p], vocab_size=120)
+    state = _tiny_state(tokenizer)
+    save_checkpoint(tmp_path / "run" / "last.pt", state)
+    loaded = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert loaded.keys() == state.keys() and loaded["step"] == 3
+    torch.testing.assert_close(loaded["model"], state["model"])
+    assert "optimizer" not in for_translation(loaded)
+    save_checkpoint(tmp_path / "run" / "best.pt", for_translation(loaded))
+    assert final_checkpoint(tmp_path / "run").name == "best.pt"
+    model, tok, _ = load_model(tmp_path / "run" / "best.pt", fused=True)
+    assert not model.training and tok.tokenizer.to_str() == state["tokenizer"]
+    assert {type(m).__name__ for m in model.modules() if getattr(m, "fused", False)} == {
+        "MultiHeadAttention", "LayerNorm"
+    }  # fmt: skip
+    torch.testing.assert_close(model.state_dict(), state["model"])
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["best.pt", "last.pt"]
+
+
+def test_interrupted_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    pairs = data.toy_pairs(6)
+    tokenizer = data.train_tokenizer([t for p in pairs for t in p], vocab_size=120)
+    path = tmp_path / "last.pt"
+    save_checkpoint(path, _tiny_state(tokenizer, step=3))
+
+    def interrupted(obj, target):
+        with open(target, "wb") as f:
+            f.write(b"PK\x03\x04 a medias")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(path, _tiny_state(tokenizer, step=4))
+    assert load_checkpoint(path)["step"] == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]  # ni rastro del .part
+    monkeypatch.undo()
+    save_checkpoint(path, {"model": {}})
+    with pytest.raises(CheckpointError, match="le faltan version"):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="No existe"):
+        load_checkpoint(tmp_path / "otro.pt")

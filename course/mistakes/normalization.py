@@ -57,6 +57,7 @@ class LayerNormPlainTensors(nn.Module):
         self.weight = torch.ones(d_model)
         self.bias = torch.zeros(d_model)
 
+    fused = False  # ref.LayerNorm.forward lo consulta
     forward = ref.LayerNorm.forward
 
 

@@ -9,6 +9,8 @@ from torch import Tensor, nn
 
 from course.reference.attention import causal_mask, padding_mask
 from course.reference.layers import Decoder, DecoderLayer, Encoder, EncoderLayer
+from course.reference.multihead import MultiHeadAttention
+from course.reference.normalization import LayerNorm
 from course.reference.positional import PositionalEncoding, TokenEmbedding
 from course.translation.config import ModelConfig
 
@@ -93,6 +95,23 @@ def make_tgt_mask(tgt: Tensor, pad_idx: int) -> Tensor:
     T_q = tgt.size(1)
     causal = causal_mask(T_q, device=tgt.device)  # (T_q, T_q)
     return padding_mask(tgt, pad_idx) & causal  # (B, 1, T_q) & (T_q, T_q) -> (B, T_q, T_q)
+
+
+def use_fused_kernels(model: nn.Module, enabled: bool = True) -> nn.Module:
+    """Pone ``fused = enabled`` en cada atención y ``LayerNorm`` de ``model``; devuelve ``model``.
+
+    Como ``self.flash`` en nanoGPT: los módulos eligen dentro de su ``forward`` entre la
+    cuenta escrita a mano de los laboratorios y ``F.scaled_dot_product_attention`` /
+    ``F.layer_norm``, que hacen lo mismo (hasta el redondeo) en menos pasadas por memoria;
+    en CPU, con D = 128, las operaciones elemento a elemento de la versión a mano cuestan
+    tanto como las multiplicaciones de matrices. Mismos parámetros: los puntos de control
+    son intercambiables. La atención fusionada no devuelve la matriz de pesos
+    (``model.decode`` da ``None`` como pesos cruzados); para dibujarlos, ``enabled=False``.
+    """
+    for module in model.modules():
+        if isinstance(module, MultiHeadAttention | LayerNorm):
+            module.fused = enabled
+    return model
 
 
 def count_parameters(model: nn.Module) -> int:

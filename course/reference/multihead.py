@@ -6,6 +6,7 @@ lugar de la matriz fusionada de ``nn.MultiheadAttention``: se leen mejor y
 de atención se devuelven, nunca se guardan en ``self``.
 """
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from course.reference.attention import scaled_dot_product_attention
@@ -60,6 +61,11 @@ class MultiHeadAttention(nn.Module):
     al compararla con este módulo hay que pasarle ``~mask``.
     """
 
+    # Con ``fused = True`` (lo pone ``course.reference.model.use_fused_kernels`` para
+    # entrenar), la atención la calcula ``F.scaled_dot_product_attention`` sin materializar
+    # la matriz de pesos: misma cuenta, menos memoria, y devuelve ``None`` como pesos.
+    fused: bool = False
+
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
         if d_model % num_heads != 0:
@@ -78,6 +84,10 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, d_k)
         if mask is not None:
             mask = mask.unsqueeze(-3)  # eje de cabezas: (B, 1, T_q, T_k)
+        if self.fused:
+            p = self.dropout.p if self.training else 0.0
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            return self.w_o(merge_heads(out)), None  # (B, T_q, D), sin pesos
         out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
         out = merge_heads(out)  # (B, H, T_q, d_k) -> (B, T_q, D)
         return self.w_o(out), weights  # (B, T_q, D), (B, H, T_q, T_k)

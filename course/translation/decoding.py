@@ -17,6 +17,7 @@ from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 
 from course.reference.model import Transformer, greedy_decode, make_src_mask, make_tgt_mask
+from course.text import number
 from course.translation import incremental
 from course.translation.data.tokenizer import BOS_IDX, EOS_IDX, SubwordTokenizer
 
@@ -148,7 +149,7 @@ def translate_with_attention(
 
     Decodifica de forma voraz y después vuelve a pasar la salida completa por el
     decodificador para leer los pesos de todas las cabezas: el modelo debe usar la atención
-    de la referencia, que devuelve los pesos (``course.translation.train.load_model`` con ``fused=False``).
+    de la referencia, que devuelve los pesos (``course.translation.checkpoint.load_model`` con ``fused=False``).
 
     Forma:
         devuelve (tokens de origen S, tokens de salida T, pesos (H, T, S)); la fila t dice
@@ -182,8 +183,8 @@ class BleuReport:
 
     def __str__(self) -> str:
         return (
-            f"BLEU {self.score:.2f} ({self.signature}); "
-            f"en minúsculas {self.lowercase_score:.2f} ({self.lowercase_signature})"
+            f"BLEU {number(self.score, 2)} ({self.signature}); "
+            f"en minúsculas {number(self.lowercase_score, 2)} ({self.lowercase_signature})"
         )
 
 
