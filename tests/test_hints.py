@@ -1,5 +1,6 @@
 """``course.student.hints``: una línea en español para los errores reales de PyTorch y de Python."""
 
+import math
 import subprocess
 import sys
 
@@ -22,6 +23,30 @@ class WithoutLayer(nn.Module):
 
 def no_return(x):
     x + 1
+
+
+class Renamed(nn.Module):
+    """El enunciado pide ``self.embedding``; el estudiante la llama ``self.emb``."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+
+def attention_pair(x):
+    """Como la atención del curso: devuelve (salida, pesos)."""
+    return x, x.softmax(dim=-1)
+
+
+def learned_positions(x, table):
+    """Posiciones con ``arange(D)`` en lugar de ``arange(T)``: x (B, T, D), table (max_len, D)."""
+    return x + table[torch.arange(x.size(-1))]
+
+
+def cross_attention_swapped(x, memory):
+    """Atención cruzada con consultas de ``memory``: la residual ya no casa con ``x``."""
+    scores = memory @ x.transpose(-2, -1)
+    return x + scores.softmax(dim=-1) @ x
 
 
 CASES = [
@@ -47,6 +72,14 @@ CASES = [
     (lambda: torch.softmaxx, ["PyTorch"]),
     (lambda: torch.ones(2).lenght, ["PyTorch"]),
     (lambda: __import__("course.reference.layers_que_no_existe"), ["no existe"]),
+    (lambda: Renamed().embedding, ["`embedding`", "enunciado", "no los cambies"]),
+    (lambda: torch.ones(2, 3) + attention_pair(torch.ones(2, 3)), ["tupla", "[0]"]),
+    (lambda: nn.Dropout(0.1)(attention_pair(torch.ones(2, 3))), ["tupla", "[0]"]),
+    (lambda: attention_pair(torch.ones(2)) + torch.ones(2), ["tupla", "[0]"]),
+    (lambda: learned_positions(torch.ones(2, 3, 4), torch.ones(10, 4)), ["arange(D)", "eje 1"]),
+    (lambda: cross_attention_swapped(torch.ones(2, 3, 4), torch.ones(2, 5, 4)), ["consultas"]),
+    (lambda: torch.ones(2, 3, 4).add_(torch.ones(4, 4)), ["eje 1", "arange(D)"]),
+    (lambda: math.exp(sum([300.0, 200.0, 250.0])), ["media", "exp"]),
 ]
 
 

@@ -48,8 +48,17 @@ def _attribute(match: re.Match) -> str:
     return (
         f"`{owner}` no tiene el atributo `{attribute}`: revisa el nombre y, si es una clase"
         f" tuya, que `__init__` asigne `self.{attribute}` después de `super().__init__()`."
+        " Los nombres de atributo del enunciado son parte de la interfaz: las pruebas los"
+        " usan, así que no los cambies."
     )
 
+
+# Las causas de un fallo de difusión que más se ven en el curso.
+_BROADCAST_CAUSES = (
+    " Suele ser un tamaño tomado del eje equivocado (el lote B o D donde va la longitud T,"
+    " como `arange(D)` o `pe[:B]`), consultas intercambiadas con claves y valores en la"
+    " atención cruzada o una máscara pasada a la atención que no es la suya."
+)
 
 # (tipo de excepción, expresión regular sobre el mensaje, línea o función que la construye)
 RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
@@ -68,6 +77,16 @@ RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
         lambda m: (
             f"las formas no encajan elemento a elemento: en el eje {m['dim']} una mide {m['a']}"
             f" y la otra {m['b']}, y solo se difunden tamaños iguales o 1. Imprime `.shape`."
+            + _BROADCAST_CAUSES
+        ),
+    ),
+    (
+        "RuntimeError",
+        r"The expanded size of the tensor \((?P<a>\d+)\) must match the existing size"
+        r" \((?P<b>\d+)\) at non-singleton dimension (?P<dim>\d+)",
+        lambda m: (
+            f"las formas no encajan: en el eje {m['dim']} hace falta {m['a']} y el tensor"
+            f" mide {m['b']}. Imprime `.shape`." + _BROADCAST_CAUSES
         ),
     ),
     (
@@ -153,6 +172,21 @@ RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
             f"la llamada a `{m['function']}` no coincide con su firma: revisa cuántos"
             " argumentos pasas, en qué orden y con qué nombres."
         ),
+    ),
+    (
+        "TypeError",
+        r"(must be Tensor, not tuple|for [^:]+: '(Tensor|tuple)' and '(tuple|Tensor)'"
+        r"|can only concatenate tuple)",
+        "un valor es una tupla donde se esperaba un tensor: ¿una función que devuelve"
+        " (salida, pesos), como la atención? Toma la salida con `[0]` o separa la pareja al"
+        " asignar: `salida, pesos = …`.",
+    ),
+    (
+        "OverflowError",
+        r"math range error",
+        "`math.exp` desborda con argumentos mayores que ~709: ¿aplicas exp a una suma (de"
+        " pérdidas, de tokens) en lugar de a la media por token? La perplejidad es"
+        " exp(pérdida media).",
     ),
     (
         "TypeError",
