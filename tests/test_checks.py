@@ -1,5 +1,7 @@
 """``course.student.checks``: cada comprobación acepta lo correcto y rechaza, en español, lo incorrecto."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -127,9 +129,47 @@ def test_close_names_the_mistake_whose_fingerprint_matches(fingerprints):
 )
 def test_close_names_nothing_without_a_matching_fingerprint(fingerprints, check, actual):
     fingerprints("s", torch.tensor([3.0, 3.0, 3.0]), "¿Error B?")
-    with pytest.raises(AssertionError) as error:
-        checks.close(check, actual, torch.ones(3, dtype=actual.dtype))
+    with pytest.raises(AssertionError) as error:  # ni proporcional ni traspuesto: sin relación
+        checks.close(check, actual, torch.tensor([1.0, 2.0, 4.0], dtype=actual.dtype))
     assert "¿" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "actual, expected, message",
+    [
+        (torch.tensor([[True, False]]), torch.tensor([[False, True]]), checks.INVERTED),
+        (torch.tensor([[1, 0], [1, 1]]).bool(), torch.tensor([[1, 1], [0, 1]]).bool(), checks.TRANSPOSED),
+        (torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[1.0, 3.0], [2.0, 4.0]]), checks.TRANSPOSED),
+        (torch.tensor([1.0, -2.0, 0.5]) * 3**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_FACTOR),
+        (torch.tensor([1.0, -2.0, 0.5]) / 8**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_FACTOR),
+        (torch.tensor([3.0, 6.0]) * 224 / 460, torch.tensor([3.0, 6.0]), checks.COUNT_FACTOR),
+        (torch.tensor([5.0, 10.0]), torch.tensor([1.0, 2.0]), checks.COUNT_FACTOR),
+        (torch.tensor(2.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
+        (torch.tensor(10.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
+    ],
+)  # fmt: skip
+def test_close_names_a_relation_to_the_expected_value_without_values(actual, expected, message):
+    with pytest.raises(AssertionError) as error:
+        checks.close("relación", actual, expected)
+    assert str(error.value).endswith(message)
+    assert message in checks.RELATIONS and not any(c.isdigit() for c in message)
+
+
+def test_rows_summing_to_one_over_the_other_axis_are_named():
+    weights = torch.tensor([[0.2, 0.5], [0.8, 0.5]])  # cada columna suma 1
+    with pytest.raises(AssertionError) as error:
+        checks.rows_sum_to_one("pesos", weights)
+    assert str(error.value).endswith(checks.OTHER_AXIS)
+    with pytest.raises(AssertionError) as error:
+        checks.rows_sum_to_one("pesos", torch.full((2, 2), 0.3))
+    assert "¿" not in str(error.value)
+
+
+def test_a_fingerprint_wins_over_a_relation(fingerprints):
+    fingerprints("s", torch.tensor([2.0, 4.0]), "¿Error C?")
+    with pytest.raises(AssertionError) as error:
+        checks.close("s", torch.tensor([2.0, 4.0]), torch.tensor([1.0, 2.0]))
+    assert str(error.value).endswith("¿Error C?") and checks.COUNT_FACTOR not in str(error.value)
 
 
 def test_every_check_names_the_mistake_and_two_mistakes_with_one_output_are_both_named(

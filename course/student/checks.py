@@ -34,6 +34,7 @@ _BOOL = torch.bool
 _abs, _isfinite, _argwhere, _argmax = np.abs, np.isfinite, np.argwhere, np.argmax
 _unravel_index, _float64 = np.unravel_index, np.float64
 _allclose = torch.allclose
+_np_allclose, _log = np.allclose, np.log
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -204,11 +205,74 @@ def _named(check):
                 )
             except Exception:  # noqa: BLE001 (el diagnóstico nunca tapa el fallo de la prueba)
                 diagnosis = None
+            if diagnosis is None:
+                diagnosis = _related(bound.arguments)
             if diagnosis is None or diagnosis in str(error):
                 raise
             raise AssertionError(f"{error} {diagnosis}") from None
 
     return named
+
+
+# Relaciones entre la salida del estudiante y la esperada que nombran una idea sin ningún
+# valor: sirven para errores que el catálogo no tiene (otra forma, otra función).
+INVERTED = "¿Está invertida? Tu máscara es la negación de la esperada: True = se puede atender."
+TRANSPOSED = "¿Está traspuesta? Tu resultado es el esperado con los dos últimos ejes cambiados."
+SQRT_FACTOR = (
+    "Tu resultado es el esperado por una raíz cuadrada (o su inversa): ¿sobra o falta"
+    " dividir o multiplicar por √d_k o √D?"
+)
+COUNT_FACTOR = (
+    "Tu resultado es el esperado por un factor constante: ¿sumas en lugar de promediar,"
+    " divides entre otra cuenta (p. ej. contando el relleno) o sobra o falta una escala?"
+)
+OTHER_BASE = "Tu valor es otra potencia de la pérdida: la perplejidad es e^pérdida (math.exp)."
+OTHER_AXIS = "¿Normalizas sobre el penúltimo eje? Cada fila (último eje) debe sumar 1."
+RELATIONS = (INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS)
+
+
+def _related(arguments: dict) -> str | None:
+    """La relación de :data:`RELATIONS` entre el valor comprobado y el esperado, si la hay."""
+    actual = arguments.get("actual", arguments.get("weights"))
+    if type(actual) is not _TENSOR or _device(actual).type == "meta":
+        return None
+    if "expected" not in arguments:
+        if len(_shape(actual)) < 2 or _shape(actual)[-2] < 2:
+            return None  # con una sola fila, sumar por columnas no dice nada
+        sums = _numpy(actual).astype(_float64).sum(axis=-2)
+        return OTHER_AXIS if (_abs(sums - 1.0) < 1e-4).all() else None
+    expected = arguments["expected"]
+    if type(expected) is not _TENSOR or _shape(expected) != _shape(actual):
+        return None
+    got, want = _numpy(actual), _numpy(expected)
+    if want.dtype == bool and got.dtype == bool:
+        if (got == ~want).all():
+            return INVERTED
+        square = want.ndim >= 2 and want.shape[-1] == want.shape[-2]
+        return TRANSPOSED if square and (got == want.swapaxes(-1, -2)).all() else None
+    if got.dtype == bool or want.dtype == bool or want.size == 0:
+        return None
+    return _related_values(got.astype(_float64), want.astype(_float64))
+
+
+def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
+    close = functools.partial(_np_allclose, rtol=1e-4, atol=1e-6)
+    if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
+        return TRANSPOSED
+    if want.size == 1 and want.item() > 1.0 and got.item() > 0.0:
+        power = _log(got.item()) / _log(want.item())
+        if any(close(power, _log(base)) for base in (2.0, 10.0)):
+            return OTHER_BASE
+    norm = float((want * want).sum())
+    if norm == 0.0:
+        return None
+    factor = float((got * want).sum()) / norm
+    if abs(factor) < 1e-6 or close(factor, 1.0) or not close(got, factor * want):
+        return None
+    for ratio in (factor, 1.0 / factor):
+        if ratio > 1.0 and close(ratio**2, round(ratio**2)) and not close(ratio, round(ratio)):
+            return SQRT_FACTOR
+    return COUNT_FACTOR
 
 
 tensor = _named(_is_tensor)
