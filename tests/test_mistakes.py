@@ -16,6 +16,7 @@ import torch
 
 from course import grading, labs, mistakes
 from course.grading import sandbox
+from course.student import checks
 
 CATALOGUED = [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
 CASES = [
@@ -59,7 +60,8 @@ def _summary(counts: Counter) -> str:
         f" {share('tuning hidden named', 'tuning')}"
         f"\n  mitad apartada (sin sus huellas ni sus mutantes): {counts['held out']} · visibles"
         f" detectan {share('held out visible', 'held out')}, nombran"
-        f" {share('held out named', 'held out')} · ocultas detectan"
+        f" {share('held out named', 'held out')} (con las relaciones de checks:"
+        f" {share('held out related', 'held out')}) · ocultas detectan"
         f" {share('held out hidden', 'held out')}, nombran"
         f" {share('held out hidden named', 'held out')}"
     )
@@ -100,6 +102,7 @@ def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, 
         counts["held out visible"] += unseen is not None
         counts["held out hidden"] += unseen_hidden is not None
         counts["held out named"] += _names(unseen, mistake)
+        counts["held out related"] += _names(unseen, mistake) or _relates(unseen)
         counts["held out hidden named"] += _names(unseen_hidden, mistake)
     else:
         counts["tuning"] += 1
@@ -124,6 +127,12 @@ def _held_out_failures(solution, lab_id: str, mistake) -> tuple:
 
 def _names(failure: BaseException | None, mistake) -> bool:
     return isinstance(failure, AssertionError) and mistake.message in str(failure)
+
+
+def _relates(failure: BaseException | None) -> bool:
+    """El mensaje nombra una relación con lo esperado (``checks.RELATIONS``), no el error."""
+    text = str(failure) if isinstance(failure, AssertionError) else ""
+    return any(relation in text for relation in checks.RELATIONS)
 
 
 @pytest.mark.parametrize("lab_id", CATALOGUED)

@@ -204,6 +204,22 @@ class DropoutRejectsZero(ref.Dropout):
         self.p = p
 
 
+# --- la misma idea en otras formas ---------------------------------------------------------
+
+
+class LayerNormUnbiasedStd(ref.LayerNorm):
+    def forward(self, x):
+        centred = x - x.mean(dim=-1, keepdim=True)
+        return (
+            self.weight * centred / (x.std(dim=-1, keepdim=True) ** 2 + self.eps).sqrt() + self.bias
+        )
+
+
+class RMSNormOverNorm(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x / x.norm(dim=-1, keepdim=True)
+
+
 # --- ejercicio 5: la subcapa residual ---------------------------------------------------
 
 
@@ -442,5 +458,17 @@ MISTAKES = [
         "ResidualConnection",
         ResidualDropoutOnSum,
         "El dropout va sobre la salida de la subcapa, no sobre el residuo.",
+    ),
+    Mistake(
+        "ej1_layernorm",
+        "LayerNorm",
+        LayerNormUnbiasedStd,
+        "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+    ),
+    Mistake(
+        "ej3_rmsnorm",
+        "RMSNorm",
+        RMSNormOverNorm,
+        "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma.",
     ),
 ]
