@@ -13,13 +13,15 @@
 
 import os
 import shutil
+import signal
+from pathlib import Path
 
 import pytest
 from kernel_guard import KERNEL, KernelWatch
+from live_server import CHROMIUM
 
 from course.grading import sandbox
 
-CHROMIUM = "/usr/lib/chromium/chromium"
 INSTALL = {
     "bubblewrap": "sudo apt-get install bubblewrap",
     "chromium": "sudo apt-get install chromium",
@@ -67,7 +69,7 @@ def missing_tools() -> dict[str, str]:
     missing = {}
     if sandbox.available():
         missing["bubblewrap"] = sandbox.available()
-    if not os.path.exists(CHROMIUM) and shutil.which("chromium") is None:
+    if not CHROMIUM.exists() and shutil.which("chromium") is None:
         missing["chromium"] = "no hay Chromium"
     return missing
 
@@ -153,3 +155,67 @@ def pytest_terminal_summary(terminalreporter):
 def _tests(count: int) -> str:
     return f"{count} prueba{'s' if count > 1 else ''}"
 
+
+# ----------------------------------------------------------- fixtures compartidas
+
+
+@pytest.fixture
+def alarm():
+    """Lo que se quedaría bloqueado (leer una FIFO, /dev/zero) falla a los 10 s."""
+
+    def stuck(*_):
+        raise TimeoutError("se quedó bloqueado")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="session")
+def one_cell_gradebook(tmp_path_factory):
+    """``make(carpeta, laboratorio, grade_id)``: un ``gradebook.db`` de nbgrader en la
+    carpeta con ese laboratorio y una celda de prueba de 10 puntos. Crear el esquema cuesta
+    segundos: se crea uno por combinación en la sesión y cada prueba recibe una copia."""
+    made: dict[tuple[str, str], Path] = {}
+
+    def make(folder: Path, lab_id: str, grade_id: str) -> Path:
+        if (lab_id, grade_id) not in made:
+            template = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+            _new_gradebook(template, lab_id, grade_id)
+            made[lab_id, grade_id] = template
+        shutil.copyfile(made[lab_id, grade_id], folder / "gradebook.db")
+        return folder / "gradebook.db"
+
+    return make
+
+
+def _new_gradebook(db: Path, lab_id: str, grade_id: str) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}") as book:
+        book.update_or_create_assignment(lab_id)
+        book.update_or_create_notebook(lab_id, lab_id)
+        book.update_or_create_grade_cell(grade_id, lab_id, lab_id, max_score=10, cell_type="code")
+
+
+@pytest.fixture(scope="session")
+def lab7_smoke_run(tmp_path_factory):
+    """La ejecución «completa» de humo del laboratorio 7 (receta ``smoke``), entrenada una
+    vez por sesión con ``origen.txt`` y ``referencias.txt`` de las frases de prueba:
+    ``(carpeta, frases de prueba, resultado del entrenamiento)``. Quien la usa copia la
+    carpeta y escribe en la copia sus traducciones y su historial."""
+    from course.translation import data
+    from course.translation.config import PRESETS
+    from course.translation.train import train
+
+    try:
+        test = data.read_split("test_2016_flickr")
+    except data.DataError as error:
+        pytest.fail(f"Esta prueba necesita Multi30k: {error}")
+    run_dir = tmp_path_factory.mktemp("lab7_humo") / "completa"
+    result = train(PRESETS["smoke"], run_dir, progress=False, log=lambda _: None)
+    (run_dir / "origen.txt").write_text("".join(f"{de}\n" for de, _ in test), encoding="utf-8")
+    (run_dir / "referencias.txt").write_text("".join(f"{en}\n" for _, en in test), encoding="utf-8")
+    return run_dir, test, result

@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 import attacks
+import classroom
 import nbformat
 import pytest
 import tampering
@@ -96,9 +97,7 @@ def new_course(root: Path) -> Path:
 
 
 def submit(root: Path, student: str, notebook: nbformat.NotebookNode) -> None:
-    folder = root / "submitted" / student / LAB.id
-    folder.mkdir(parents=True)
-    nbformat.write(notebook, folder / f"{LAB.id}.ipynb")
+    nbformat.write(notebook, classroom.submission(root, student, LAB))
 
 
 def book(root: Path) -> dict[str, dict[str, float | None]]:

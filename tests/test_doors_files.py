@@ -29,6 +29,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import classroom
 import nbformat
 import pytest
 from leaks import secret_lines
@@ -113,16 +114,9 @@ def test_the_same_submission_from_two_doors_is_an_error_naming_both(tmp_path):
 
 
 @pytest.fixture
-def gradebook_course(tmp_path) -> Path:
+def gradebook_course(tmp_path, one_cell_gradebook) -> Path:
     """Un curso con el laboratorio 1 en gradebook.db y las notas de ana y beto unidas."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as book:
-        book.update_or_create_assignment(LAB.id)
-        book.update_or_create_notebook(LAB.id, LAB.id)
-        book.update_or_create_grade_cell(
-            "ej1_puntuaciones_prueba", LAB.id, LAB.id, max_score=10, cell_type="code"
-        )
+    one_cell_gradebook(tmp_path, LAB.id, "ej1_puntuaciones_prueba")
     for student, points in (("ana", 10), ("beto", 4)):
         stamp = "2026-01-01 10:00:00.000000 UTC"
         result = results.Result(student, LAB.id, cells=[_cell(points)], timestamp=stamp)
@@ -165,27 +159,13 @@ def test_grading_reads_timestamp_as_nbgrader_does(tmp_path, text, warned):
     assert warned in " ".join(warnings) and bool(warnings) == bool(warned)
 
 
-def test_a_linked_or_special_timestamp_is_not_read(tmp_path, alarm_fifo):
+def test_a_linked_or_special_timestamp_is_not_read(tmp_path, alarm):
     os.mkfifo(tmp_path / "timestamp.txt")  # leerla bloquearía al calificador
     warnings = []
     assert batch._timestamp(tmp_path, warnings) == ""
     assert warnings == [
         "se ignora timestamp.txt: no es un archivo normal; se califica sin hora de entrega"
     ]
-
-
-@pytest.fixture
-def alarm_fifo():
-    import signal
-
-    def stuck(*_):
-        raise AssertionError("se quedó leyendo una FIFO")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(10)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 # --- terminal y hoja de cálculo ----------------------------------------------------------
@@ -257,9 +237,7 @@ def graded_class(tmp_path_factory):
     submitted = root / "submitted"
 
     def folder(student: str) -> Path:
-        path = submitted / student / LAB.id
-        path.mkdir(parents=True)
-        return path / f"{LAB.id}.ipynb"
+        return classroom.submission(root, student, LAB)
 
     folder("ana").write_text(LAB.source.read_text())
     folder("beto").write_text(LAB.release.read_text())

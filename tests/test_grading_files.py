@@ -5,7 +5,6 @@ Rápidas: no se ejecuta ningún cuaderno con nbgrader.
 
 import contextlib
 import os
-import signal
 import sqlite3
 import stat
 import struct
@@ -47,20 +46,6 @@ def _zeros_deflated(mebibytes: int) -> bytes:
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
     block = compressor.compress(bytes(files.MIB)) + compressor.flush(zlib.Z_FULL_FLUSH)
     return block * mebibytes + compressor.flush()
-
-
-@pytest.fixture
-def alarm():
-    """Lo que se quedaría bloqueado (leer una FIFO, /dev/zero) falla a los 10 s."""
-
-    def stuck(*_):
-        raise TimeoutError("se quedó bloqueado")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(10)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 # --- extract_zip --------------------------------------------------------------------------
@@ -241,15 +226,8 @@ LAB = "01_atencion"
 
 
 @pytest.fixture
-def gradebook(tmp_path) -> Path:
-    from nbgrader.api import Gradebook
-
-    db = tmp_path / "gradebook.db"
-    with Gradebook(f"sqlite:///{db}") as book:
-        book.update_or_create_assignment(LAB)
-        book.update_or_create_notebook(LAB, LAB)
-        book.update_or_create_grade_cell("ej1", LAB, LAB, max_score=10, cell_type="code")
-    return db
+def gradebook(tmp_path, one_cell_gradebook) -> Path:
+    return one_cell_gradebook(tmp_path, LAB, "ej1")
 
 
 def _merge(db: Path, points: float) -> int:

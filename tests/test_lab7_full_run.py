@@ -16,9 +16,7 @@ import pytest
 from course import labs
 from course.grading import grade_notebook
 from course.reference.translation import translate_test_set
-from course.translation import data
-from course.translation.config import PRESETS
-from course.translation.train import final_checkpoint, load_model, train
+from course.translation.train import final_checkpoint, load_model
 
 pytestmark = pytest.mark.slow  # califica en núcleos aislados
 
@@ -27,17 +25,12 @@ MAX_LEN = 20
 
 
 @pytest.fixture(scope="module")
-def submission(tmp_path_factory):
+def submission(lab7_smoke_run, tmp_path_factory):
     """Carpeta de entrega: el cuaderno solución y su ejecución «completa» (de humo)."""
-    try:
-        test = data.read_split("test_2016_flickr")
-    except data.DataError as error:
-        pytest.fail(f"Esta prueba necesita Multi30k: {error}")
+    trained, test, result = lab7_smoke_run
     folder = tmp_path_factory.mktemp("entrega")
     run_dir = folder / LAB.outputs
-    result = train(PRESETS["smoke"], run_dir, progress=False, log=lambda _: None)
-    (run_dir / "origen.txt").write_text("".join(f"{de}\n" for de, _ in test), encoding="utf-8")
-    (run_dir / "referencias.txt").write_text("".join(f"{en}\n" for _, en in test), encoding="utf-8")
+    shutil.copytree(trained, run_dir)
     model, tokenizer, _ = load_model(final_checkpoint(run_dir))
     bleu = translate_test_set(model, tokenizer, test, run_dir / "traducciones.txt", MAX_LEN, "cpu")
     history = dict(mode="completa", step=list(range(1, result.step + 1)),

@@ -33,11 +33,9 @@ from course import labs
 from course.grading import grade_notebook, sandbox
 from course.reference.model import make_src_mask
 from course.reference.translation import corpus_bleu
-from course.translation import data
-from course.translation.config import PRESETS
 from course.translation.data import BOS_IDX, EOS_IDX, PAD_IDX
 from course.translation.decoding import beam_search
-from course.translation.train import final_checkpoint, load_model, train
+from course.translation.train import final_checkpoint, load_model
 
 LAB = labs.get("07_multi30k")
 MAX_LEN = 20
@@ -58,17 +56,12 @@ def _greedy(model, tokenizer, sentences, max_len):
 
 
 @pytest.fixture(scope="module")
-def honest(tmp_path_factory):
+def honest(lab7_smoke_run, tmp_path_factory):
     """Entrega honesta: el cuaderno solución y una ejecución «completa» de humo a su lado."""
-    try:
-        test = data.read_split("test_2016_flickr")
-    except data.DataError as error:
-        pytest.fail(f"Esta prueba necesita Multi30k: {error}")
+    trained, test, _ = lab7_smoke_run
     folder = tmp_path_factory.mktemp("honesta")
     run_dir = folder / LAB.outputs
-    train(PRESETS["smoke"], run_dir, progress=False, log=lambda _: None)
-    _write_lines(run_dir / "origen.txt", [de for de, _ in test])
-    _write_lines(run_dir / "referencias.txt", [en for _, en in test])
+    shutil.copytree(trained, run_dir)
     model, tokenizer, _ = load_model(final_checkpoint(run_dir))
     _write_lines(
         run_dir / "traducciones.txt", _greedy(model, tokenizer, [de for de, _ in test], MAX_LEN)
