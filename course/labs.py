@@ -34,7 +34,9 @@ LABS = {
     lab.id: lab
     for lab in (
         Lab("01_atencion", "Atención por producto escalar escalado", ("attention",)),
-        Lab("02_normalizacion", "Normalización, residuales y dropout", ("normalization",)),
+        Lab(
+            "02_normalizacion", "Normalización, conexiones residuales y dropout", ("normalization",)
+        ),
         Lab("03_posicional", "Embeddings y codificación posicional", ("positional",)),
         Lab("04_multicabeza", "Atención multicabeza", ("multihead",)),
         Lab("05_capas", "Capas del codificador y del decodificador", ("layers",)),
