@@ -4,6 +4,8 @@ Cada mutante es la referencia con un solo error realista. Este módulo no va a l
 estudiantes: su código vale tanto como una respuesta.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -220,6 +222,56 @@ def entropy_mean(weights):
     return -torch.special.xlogy(weights, weights).mean(dim=-1)
 
 
+# La misma idea escrita en línea dentro de MultiHeadAttention (sin la atención del lab. 1)
+
+
+class _InlineAttention(ref.MultiHeadAttention):
+    """Puntuaciones, máscara y softmax escritos en ``forward``; cada mutante cambia uno."""
+
+    def scores(self, q, k):
+        return q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+
+    axis = -1
+
+    def forward(self, query, key, value, mask=None):
+        q = ref.split_heads(self.w_q(query), self.num_heads)
+        k = ref.split_heads(self.w_k(key), self.num_heads)
+        v = ref.split_heads(self.w_v(value), self.num_heads)
+        scores = self.scores(q, k)
+        if mask is not None:
+            mask = mask.unsqueeze(-3)
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(dim=self.axis)
+        if mask is not None:
+            weights = weights.masked_fill(~mask, 0.0)
+        weights = self.dropout(weights)
+        return self.w_o(ref.merge_heads(weights @ v)), weights
+
+
+class InlineWithoutScale(_InlineAttention):
+    def scores(self, q, k):
+        return q @ k.transpose(-2, -1)
+
+
+class InlineScaledByModelWidth(_InlineAttention):
+    def scores(self, q, k):
+        return q @ k.transpose(-2, -1) / math.sqrt(self.num_heads * self.d_k)
+
+
+class InlineOverDK(_InlineAttention):
+    def scores(self, q, k):
+        return q @ k.transpose(-2, -1) / self.d_k
+
+
+class InlineSoftmaxOverQueries(_InlineAttention):
+    axis = -2
+
+
+NO_SCALE = "¿Falta dividir entre √d_k?"
+WIDTH_SCALE = "¿Divides entre √D? En cada cabeza la escala es √d_k, con d_k = D / H."
+OVER_D_K = "¿Divides entre d_k en lugar de entre su raíz cuadrada?"
+WRONG_AXIS = "¿Normalizas sobre otro eje? El softmax va sobre el último (dim=-1): cada fila suma 1."
+
 MISTAKES = [
     Mistake(
         exercise="ej1_split_heads",
@@ -377,4 +429,8 @@ MISTAKES = [
         mutant=entropy_summed_over_everything,
         message="¿Sumas sin indicar el eje? La entropía es una por fila: suma sobre el último eje.",
     ),
+    Mistake("ej3_multihead", "MultiHeadAttention", InlineWithoutScale, NO_SCALE),
+    Mistake("ej3_multihead", "MultiHeadAttention", InlineScaledByModelWidth, WIDTH_SCALE),
+    Mistake("ej3_multihead", "MultiHeadAttention", InlineOverDK, OVER_D_K),
+    Mistake("ej3_multihead", "MultiHeadAttention", InlineSoftmaxOverQueries, WRONG_AXIS),
 ]
