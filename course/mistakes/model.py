@@ -188,6 +188,28 @@ def tgt_mask_pad_zero(tgt, pad_idx):
     return ref.make_tgt_mask(tgt, 0)
 
 
+def src_mask_inverted_eq(src, pad_idx):
+    return src.eq(pad_idx)[:, None, :]
+
+
+def src_mask_pad_zero_bool(src, pad_idx):
+    return src.bool().unsqueeze(-2)
+
+
+def tgt_mask_or(tgt, pad_idx):
+    return (tgt != pad_idx).unsqueeze(1) | causal_mask(tgt.size(1), device=tgt.device)
+
+
+def tgt_mask_triu(tgt, pad_idx):
+    size = tgt.size(1)
+    upper = torch.ones(size, size, dtype=torch.bool, device=tgt.device).triu()
+    return (tgt != pad_idx).unsqueeze(1) & upper
+
+
+def tgt_mask_inverted(tgt, pad_idx):
+    return ~ref.make_tgt_mask(tgt, pad_idx)
+
+
 # --- ejercicio 5: decodificación voraz ---------------------------------------------------
 
 
@@ -316,6 +338,13 @@ def _smoothed(logits, target, smoothing, ignore_index, *, reduce="mean", keep_pa
     if reduce == "all":
         return (loss * keep).sum() / keep.numel()
     return (loss * keep).sum() / keep.sum()
+
+
+def loss_without_ignore_index(logits, target, smoothing=0.0, ignore_index=-100):
+    V = logits.size(-1)
+    return nn.functional.cross_entropy(
+        logits.reshape(-1, V), target.reshape(-1), label_smoothing=smoothing
+    )
 
 
 def loss_summed(logits, target, smoothing=0.0, ignore_index=-100):
@@ -615,4 +644,17 @@ MISTAKES = [
             "Devuelve una lista con una pérdida (float) por paso"),
     Mistake("ej11_entrenamiento", "train_copy_task", train_leaves_eval,
             "train_copy_task debe dejar el modelo en modo entrenamiento"),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted_eq,
+            "La máscara está invertida: True = se puede atender."),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero_bool,
+            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_or,
+            "¿Combinas relleno y causal con `|`? Una clave se puede atender solo si cumple"
+            " las dos condiciones: `&`."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_triu,
+            "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_inverted,
+            "La máscara está invertida: True = se puede atender."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_without_ignore_index,
+            "¿Cuentas las posiciones de relleno? Usa ignore_index."),
 ]  # fmt: skip
