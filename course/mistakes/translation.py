@@ -175,6 +175,47 @@ def evaluate_pair_swapped(model, batches, pad_idx):
     return perplexity, loss
 
 
+def _evaluate(model, batches, pad_idx, count_padding=False, target=2, perplexity=math.exp):
+    """``ref.evaluate`` con una variación: cuenta el relleno, otro objetivo u otra base."""
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in batches:
+            src, tgt_in, tgt_out = batch
+            kwargs = {} if count_padding else {"ignore_index": pad_idx}
+            target_ids = batch[target]
+            total += _loss(
+                model, (src, tgt_in, target_ids), pad_idx, reduction="sum", **kwargs
+            ).item()
+            count += tgt_out.numel() if count_padding else int((tgt_out != pad_idx).sum())
+    model.train(was_training)
+    return total / count, perplexity(total / count)
+
+
+def evaluate_counting_padding(model, batches, pad_idx):
+    return _evaluate(model, batches, pad_idx, count_padding=True)
+
+
+def evaluate_dividing_by_all_positions(model, batches, pad_idx):
+    loss, _ = _evaluate(model, batches, pad_idx)
+    real = sum(int((b[2] != pad_idx).sum()) for b in batches)
+    loss = loss * real / sum(b[2].numel() for b in batches)
+    return loss, math.exp(loss)
+
+
+def evaluate_target_tgt_in(model, batches, pad_idx):
+    return _evaluate(model, batches, pad_idx, target=1)
+
+
+def evaluate_perplexity_base_2(model, batches, pad_idx):
+    return _evaluate(model, batches, pad_idx, perplexity=lambda loss: 2.0**loss)
+
+
+def evaluate_perplexity_base_10(model, batches, pad_idx):
+    return _evaluate(model, batches, pad_idx, perplexity=lambda loss: 10.0**loss)
+
+
 # --- ejercicio 5: traducir ----------------------------------------------------------------
 
 
@@ -225,6 +266,19 @@ def bleu_fraction(hypotheses, references):
 def bleu_references_unwrapped(hypotheses, references):
     return sacrebleu.corpus_bleu(list(hypotheses), list(references)).score
 
+
+def bleu_sentence_average(hypotheses, references):
+    total = 0.0
+    for hypothesis, reference in zip(hypotheses, references, strict=True):
+        total += sacrebleu.corpus_bleu([hypothesis], [[reference]]).score
+    return total / len(hypotheses)
+
+
+PADDING_COUNTED = "¿Cuentas las posiciones de relleno? La media es por token que no es relleno."
+PERPLEXITY_BASE = (
+    "La perplejidad es e^pérdida (math.exp): la entropía cruzada usa logaritmo natural."
+)
+SENTENCE_MEAN = "¿Promedias el BLEU de cada frase? Es un BLEU de corpus."
 
 MISTAKES = [
     Mistake("ej1_lote", "collate", collate_swapped, "¿Has intercambiado tgt_in y tgt_out?"),
@@ -372,4 +426,15 @@ MISTAKES = [
         bleu_references_unwrapped,
         "¿Pasas las referencias sin envolver? sacreBLEU espera una lista de listas.",
     ),
+    Mistake("ej4_evaluacion", "evaluate", evaluate_counting_padding, PADDING_COUNTED),
+    Mistake("ej4_evaluacion", "evaluate", evaluate_dividing_by_all_positions, PADDING_COUNTED),
+    Mistake(
+        "ej4_evaluacion",
+        "evaluate",
+        evaluate_target_tgt_in,
+        "¿Comparas con tgt_in? El objetivo es tgt_out: el siguiente token de cada posición.",
+    ),
+    Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_2, PERPLEXITY_BASE),
+    Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_10, PERPLEXITY_BASE),
+    Mistake("ej6_bleu", "corpus_bleu", bleu_sentence_average, SENTENCE_MEAN),
 ]
