@@ -9,13 +9,9 @@ medidas en ``NOTES-jupyter``: las celdas se montan una a una y el indicador dice
 antes de que haya núcleo (una orden «ejecutar todo» enviada entonces se pierde).
 """
 
-import json
 import os
 import re
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import classroom
+import live_server
 import nbformat
 import pytest
 from interface_strings import english_words, words
@@ -30,24 +28,12 @@ from interface_strings import english_words, words
 from course import labs
 from course.commands import jupyter_es
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # JupyterLab ejecuta el cuaderno
 
-CHROMIUM = Path("/usr/lib/chromium/chromium")
 LAB = labs.get("01_atencion")
 NOTEBOOK = f"release/{LAB.id}/{LAB.id}.ipynb"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 WRONG = "def attention_scores(query, key):\n    return query @ key.transpose(-2, -1)\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.loads(response.read())
 
 
 def _grade_one_submission(root: Path) -> subprocess.Popen:
@@ -56,9 +42,7 @@ def _grade_one_submission(root: Path) -> subprocess.Popen:
 
     Es un cuaderno del propio curso, de confianza: sin bubblewrap se califica sin aislar.
     """
-    submitted = root / "submitted" / "alumna" / LAB.id
-    submitted.mkdir(parents=True)
-    shutil.copy(root / NOTEBOOK, submitted / f"{LAB.id}.ipynb")
+    shutil.copy(root / NOTEBOOK, classroom.submission(root, "alumna", LAB))
     code = (
         "import sys; from pathlib import Path; from course.commands import grade;"
         " from course.grading import sandbox;"
@@ -81,87 +65,54 @@ def _warm(url: str, grading: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"no hay Chromium en {CHROMIUM}: instálalo con «apt-get install -y chromium»")
-    pytest.importorskip(
-        "playwright.sync_api", reason="falta playwright (pip install -r requirements.txt)"
-    )
-    root = tmp_path_factory.mktemp("curso_lab")
-    for folder in ("source", "release"):
-        shutil.copytree(labs.REPO / folder, root / folder)
-    config = (labs.REPO / "nbgrader_config.py").read_text()
-    (root / "nbgrader_config.py").write_text(
-        config + f"\nc.Exchange.root = {str(root / 'intercambio')!r}\n"
-    )
+    live_server.skip_without_chromium()
+    root = classroom.course_copy(tmp_path_factory.mktemp("curso_lab"))
+    with open(root / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Exchange.root = {str(root / 'intercambio')!r}\n")
     assert jupyter_es.run() == 0  # el paso de puesta en marcha del README; idempotente
     grading = _grade_one_submission(root)  # en paralelo con el arranque de JupyterLab
-    port, token = _free_port(), secrets.token_hex(16)
     env = {
-        **os.environ,
         "JUPYTERLAB_SETTINGS_DIR": str(root / ".ajustes"),  # sin los ajustes del usuario
         "JUPYTERLAB_WORKSPACES_DIR": str(root / ".espacios"),
-        "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    log = open(root / "jupyter.log", "w")  # noqa: SIM115 (se cierra al terminar)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # con la máquina cargada tarda más de 5 s
-        while True:
-            try:
-                _get(f"{base}/api/status?token={token}")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"jupyter lab no arrancó:\n{(root / 'jupyter.log').read_text()[-2000:]}"
-                    )
-                time.sleep(0.3)
-        # Formgrader crea su libro de notas en la primera petición: que empiece ya, en paralelo.
-        # Después de calificar: los dos escriben en gradebook.db.
-        warm = threading.Thread(
-            target=_warm,
-            args=(f"{base}/formgrader/api/assignments?token={token}", grading),
-            daemon=True,
-        )
-        warm.start()
-        yield base, token, root, grading
-    finally:
-        if grading.poll() is None:
-            grading.kill()
-        try:  # cierra los núcleos de la prueba y después el servidor
-            for session in _get(f"{base}/api/sessions?token={token}"):
-                request = urllib.request.Request(
-                    f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
-                )
-                urllib.request.urlopen(request, timeout=5).close()
-        except OSError:
-            pass
-        process.send_signal(signal.SIGTERM)
+    options = ("--LabApp.expose_app_in_browser=True",)
+    with live_server.running("lab", root, *options, env=env) as (base, token):
         try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            # Formgrader crea su libro de notas en la primera petición: que empiece ya, en
+            # paralelo. Después de calificar: los dos escriben en gradebook.db.
+            warm = threading.Thread(
+                target=_warm,
+                args=(f"{base}/formgrader/api/assignments?token={token}", grading),
+                daemon=True,
+            )
+            warm.start()
+            yield base, token, root, grading
+        finally:
+            if grading.poll() is None:
+                grading.kill()
+            _close_sessions(base, token)
+
+
+def _close_sessions(base: str, token: str) -> None:
+    """Cierra los núcleos de la prueba antes que el servidor."""
+    try:
+        for session in live_server.get(f"{base}/api/sessions?token={token}"):
+            request = urllib.request.Request(
+                f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
+            )
+            urllib.request.urlopen(request, timeout=5).close()
+    except OSError:
+        pass
 
 
 @pytest.fixture(scope="module")
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+    with live_server.chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         context.set_default_timeout(30_000)
         context.set_default_navigation_timeout(90_000)  # la primera carga compila mucho JS
         yield context.new_page()
-        browser.close()
 
 
 def _cell(page, index: int):

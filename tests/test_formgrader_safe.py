@@ -11,20 +11,15 @@ petición cambia una nota y las fórmulas se dibujan.
 
 import base64
 import json
-import os
 import re
-import secrets
-import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
+import classroom
+import live_server
 import lxml.html
 import nbformat
 import pytest
@@ -47,7 +42,6 @@ from course.grading.sanitize import (
 )
 from course.jupyter import safety
 
-CHROMIUM = Path("/usr/lib/chromium/chromium")
 LAB = labs.get("01_atencion")
 ATTACK = (
     "fetch('/formgrader/api/grade/1',{method:'PUT',body:'{\"manual_score\":100}'});"
@@ -222,18 +216,10 @@ def test_a_template_script_keeps_the_one_nonce_it_already_has():
 # --- En Chromium ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _hostile_submission(root: Path) -> None:
     """La entrega de mallory (salidas y respuestas hostiles) y la de ana (honesta)."""
     release = nbformat.read(root / "release" / LAB.id / f"{LAB.id}.ipynb", 4)
     for student in ("ana", "mallory"):
-        folder = root / "submitted" / student / LAB.id
-        folder.mkdir(parents=True)
         notebook = nbformat.from_dict(json.loads(json.dumps(release)))
         if student == "mallory":
             for cell in notebook.cells:
@@ -247,7 +233,7 @@ def _hostile_submission(root: Path) -> None:
                     )
                 elif grade_id == "pregunta_1":
                     cell.source = HOSTILE_MARKDOWN
-        nbformat.write(notebook, folder / f"{LAB.id}.ipynb")
+        nbformat.write(notebook, classroom.submission(root, student, LAB))
 
 
 def _grades(root: Path) -> list:
@@ -259,15 +245,10 @@ def _grades(root: Path) -> list:
 
 @pytest.fixture(scope="module")
 def graded_course(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"no hay Chromium en {CHROMIUM}: instálalo con «apt-get install -y chromium»")
+    live_server.skip_without_chromium()
     if sandbox.available():
         pytest.skip(f"sin aislamiento: {sandbox.available()}")
-    pytest.importorskip("playwright.sync_api")
-    root = tmp_path_factory.mktemp("curso_seguro")
-    for folder in ("source", "release"):
-        shutil.copytree(labs.REPO / folder, root / folder)
-    shutil.copy(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    root = classroom.course_copy(tmp_path_factory.mktemp("curso_seguro"))
     _hostile_submission(root)
     code = (
         "import sys; from pathlib import Path; from course.commands import grade;"
@@ -282,45 +263,14 @@ def graded_course(tmp_path_factory):
 @pytest.fixture(scope="module")
 def formgrader(graded_course):
     assert jupyter_es.run() == 0  # activa course.jupyter.safety (el paso del README)
-    port, token = _free_port(), secrets.token_hex(16)
-    log = open(graded_course / "jupyter.log", "w")  # noqa: SIM115 (se cierra al terminar)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root",
-         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={graded_course}"],
-        cwd=graded_course, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(graded_course / ".runtime")},
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, (
-                    graded_course / "jupyter.log"
-                ).read_text()[-2000:]
-                time.sleep(0.3)
+    with live_server.running("server", graded_course) as (base, token):
         yield base, token
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+    with live_server.chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _offline_page(browser, allowed: str):
