@@ -104,14 +104,23 @@ def test_a_command_whose_module_is_missing_is_not_offered(monkeypatch, capsys):
     assert "opción no válida: 'grade'" in capsys.readouterr().err
 
 
-def test_a_command_imports_only_its_own_module():
+def test_a_command_imports_only_its_own_module_and_arguments_load_no_grader():
+    # Con una orden solo se importa su módulo (doctor funciona aunque otra orden no cargue);
+    # sin orden se importan todas, y leer sus argumentos no carga nbgrader ni PyTorch: la
+    # ayuda y los errores de uso son inmediatos.
     code = (
         "import sys; from course import cli; cli._parser(['empezar', '01_atencion']);"
-        " print(sorted(m for m in sys.modules if m.startswith('course.commands.')),"
+        " print(sorted(m for m in sys.modules if m.startswith('course.commands.')));"
+        " cli._parser(); print(len([m for m in sys.modules if m.startswith('course.commands.')]),"
         " 'nbgrader' in sys.modules, 'torch' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.stdout.split() == ["['course.commands.empezar']", "False", "False"], done.stderr
+    assert done.stdout.split() == [
+        "['course.commands.empezar']",
+        str(len(cli.COMMANDS)),
+        "False",
+        "False",
+    ], done.stderr
 
 
 def test_the_walk_finds_every_command():

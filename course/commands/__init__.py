@@ -8,6 +8,9 @@ Cada módulo de orden define tres cosas, y ``course.cli`` solo las junta:
 - ``main(args) -> int``: la ejecuta con lo que analizó argparse y devuelve el código de
   salida. Llama a ``run``, la misma orden con argumentos de Python (la que usan las pruebas).
 
+El módulo se importa para leer sus argumentos, también para la ayuda y los errores de uso:
+lo pesado (nbgrader, PyTorch, ``course.grading``) se importa dentro de ``run``.
+
 Un error del usuario (laboratorio desconocido, archivo que no es un cuaderno) se lanza como
 ``course.labs.CourseError``: ``course.cli`` lo imprime y sale con código 2.
 """

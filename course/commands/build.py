@@ -1,6 +1,22 @@
-"""``python -m course build``: regenera ``release/`` y las huellas de errores, y lo valida."""
+"""``python -m course build``: regenera ``release/`` y las huellas de errores, y lo valida.
 
-from course import grading, labs, mistakes
+El calificador (nbgrader, PyTorch) se importa al ejecutar la orden, no al leer sus
+argumentos: la ayuda y los errores de uso son inmediatos (``course.commands``).
+"""
+
+from course import labs
+
+HELP = "regenera release/ desde source/ y lo valida"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "lab", nargs="?", help="un laboratorio (p. ej. 01_atencion); todos si se omite"
+    )
+
+
+def main(args) -> int:
+    return run(args.lab)
 
 HELP = "regenera release/ desde source/ y lo valida"
 
@@ -16,6 +32,8 @@ def main(args) -> int:
 
 
 def run(lab_id: str | None) -> int:
+    from course import grading, mistakes
+
     selected = [labs.get(lab_id)] if lab_id else labs.available()
     failures = 0
     for lab in selected:
@@ -34,6 +52,8 @@ def run(lab_id: str | None) -> int:
 
 def _problems(lab: labs.Lab) -> list[str]:
     """Lo que falla: la solución debe pasar todas las pruebas; la versión de estudiante, ninguna."""
+    from course import grading
+
     problems = []
     solution = grading.validate(lab.source)
     for cell in solution.get("failed", []):

@@ -25,10 +25,10 @@ import warnings
 from pathlib import Path
 
 from course import labs
-from course.grading import results
 from course.labs import CourseError
 from course.text import printable, shorten
 
+HELP = "exporta las notas a CSV (columnas de nbgrader)"
 HELP = "exporta las notas a CSV (columnas de nbgrader)"
 NUMBERS = ("raw_score", "late_submission_penalty", "score", "max_score")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -73,6 +73,8 @@ def rows(root: Path = labs.REPO) -> list[dict]:
                         "needs_manual_grade": int(submission.needs_manual_grade),
                         "error": "",
                     }
+    from course.grading import results
+
     for result in results.read_all(root / "autograded"):
         if result.error:
             found[(result.student, result.lab)] = {
@@ -87,6 +89,21 @@ def rows(root: Path = labs.REPO) -> list[dict]:
 
 def _number(value) -> str:
     return f"{value or 0:g}"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "--output", "-o", default="notas.csv", metavar="ARCHIVO", help="archivo CSV o - (pantalla)"
+    )
+    parser.add_argument(
+        "--excel", action="store_true",
+        help="para hojas de cálculo en español (Excel, LibreOffice): punto y coma, coma"
+        " decimal y BOM UTF-8",
+    )  # fmt: skip
+
+
+def main(args) -> int:
+    return run(args.output, excel=args.excel)
 
 
 def add_arguments(parser) -> None:

@@ -14,14 +14,16 @@ existen.
 import html
 import re
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from course import labs, notebooks
-from course.grading import nbgrader_config, results
-from course.grading.feedback import SafeFeedback, is_hidden_test, offline_page
 from course.labs import CourseError
 from course.text import printable, student_message
+
+if TYPE_CHECKING:  # el calificador (nbgrader, PyTorch) se importa al ejecutar la orden
+    import nbformat
+
+    from course.grading.results import Result
 
 HELP = "escribe la devolución HTML de cada estudiante"
 
@@ -40,6 +42,11 @@ def main(args) -> int:
 def run(
     lab_ids: list[str] | None = None, students: list[str] | None = None, root: Path = labs.REPO
 ) -> int:
+    import nbformat
+
+    from course.grading import nbgrader_config, results
+    from course.grading.feedback import SafeFeedback
+
     found = results.read_all(root / "autograded")
     _require_known(lab_ids, students, found)
     written = 0
@@ -61,7 +68,7 @@ def run(
 
 
 def _require_known(
-    lab_ids: list[str] | None, students: list[str] | None, found: list[results.Result]
+    lab_ids: list[str] | None, students: list[str] | None, found: list["Result"]
 ) -> None:
     """Un laboratorio o estudiante que no existe es un error (código 2) que lista los que hay."""
     for lab_id in lab_ids or []:
@@ -77,8 +84,10 @@ def _require_known(
             )
 
 
-def _hidden_ids(notebook: nbformat.NotebookNode | None) -> set[str]:
+def _hidden_ids(notebook: "nbformat.NotebookNode | None") -> set[str]:
     """Grade ids de las celdas que ``SafeFeedback`` trata como pruebas ocultas."""
+    from course.grading.feedback import is_hidden_test
+
     cells = notebook.cells if notebook is not None else []
     return {
         notebooks.grade_id(cell)
@@ -91,7 +100,7 @@ def _points(value) -> str:
     return "pendiente" if value is None else f"{value:g}"
 
 
-def summary(result: results.Result, hidden: set[str]) -> str:
+def summary(result: "Result", hidden: set[str]) -> str:
     """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje (el de
     las pruebas ocultas, ``hidden`` o ``*_oculta``, no: puede citar la referencia)."""
     lab = labs.LABS[result.lab]
@@ -137,12 +146,14 @@ STYLE = (
 )
 
 
-def render(result: results.Result, notebook: nbformat.NotebookNode | None, hidden: set[str]) -> str:
+def render(result: "Result", notebook: "nbformat.NotebookNode | None", hidden: set[str]) -> str:
     """La página: el resumen y, debajo, ``notebook`` ya filtrado por ``SafeFeedback``."""
     top = f"{STYLE}<div class='resumen'>{summary(result, hidden)}</div>"
     if notebook is None:
         return f"<!DOCTYPE html><html lang='es'><meta charset='utf-8'><body>{top}</body></html>"
     from nbconvert import HTMLExporter
+
+    from course.grading.feedback import offline_page
 
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(notebook)

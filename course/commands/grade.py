@@ -20,11 +20,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course import labs
-from course.grading import batch, kernel_view, results
 from course.labs import CourseError
 from course.text import printable, shorten
+
+if TYPE_CHECKING:  # el calificador (nbgrader, PyTorch) se importa al ejecutar la orden
+    from course.grading.results import Result
 
 HELP = "califica en paralelo todas las entregas de submitted/"
 
@@ -82,6 +85,8 @@ def run(
 
     Devuelve 1 si alguna entrega quedó sin calificar, 0 si no.
     """
+    from course.grading import batch, kernel_view
+
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
     if not merge_only:
@@ -101,6 +106,8 @@ def run(
 
 def _merge_and_report(root: Path) -> int:
     """Une ``autograded/`` en ``gradebook.db`` e imprime la tabla, los errores y los avisos."""
+    from course.grading import results
+
     everything = results.read_all(root / "autograded")
     merged = results.merge(everything, root / "gradebook.db")
     print(table(results.with_manual_scores(everything, root / "gradebook.db")))
@@ -134,7 +141,7 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def table(found: list[results.Result]) -> str:
+def table(found: list["Result"]) -> str:
     """Tabla estudiante × laboratorio: puntos / máximo del laboratorio (``error`` si no se pudo).
 
     Con ``found`` de :func:`results.with_manual_scores`, la misma nota que ``gradebook.db``.
