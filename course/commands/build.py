@@ -18,18 +18,6 @@ def add_arguments(parser) -> None:
 def main(args) -> int:
     return run(args.lab)
 
-HELP = "regenera release/ desde source/ y lo valida"
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument(
-        "lab", nargs="?", help="un laboratorio (p. ej. 01_atencion); todos si se omite"
-    )
-
-
-def main(args) -> int:
-    return run(args.lab)
-
 
 def run(lab_id: str | None) -> int:
     from course import grading, mistakes

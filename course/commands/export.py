@@ -29,7 +29,6 @@ from course.labs import CourseError
 from course.text import printable, shorten
 
 HELP = "exporta las notas a CSV (columnas de nbgrader)"
-HELP = "exporta las notas a CSV (columnas de nbgrader)"
 NUMBERS = ("raw_score", "late_submission_penalty", "score", "max_score")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 REASONS = {
@@ -48,6 +47,8 @@ COLUMNS = [
 
 
 def rows(root: Path = labs.REPO) -> list[dict]:
+    from course.grading import results
+
     found = {}
     db = root / "gradebook.db"
     if db.exists():
@@ -73,8 +74,6 @@ def rows(root: Path = labs.REPO) -> list[dict]:
                         "needs_manual_grade": int(submission.needs_manual_grade),
                         "error": "",
                     }
-    from course.grading import results
-
     for result in results.read_all(root / "autograded"):
         if result.error:
             found[(result.student, result.lab)] = {
@@ -89,21 +88,6 @@ def rows(root: Path = labs.REPO) -> list[dict]:
 
 def _number(value) -> str:
     return f"{value or 0:g}"
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--output", "-o", default="notas.csv", metavar="ARCHIVO", help="archivo CSV o - (pantalla)"
-    )
-    parser.add_argument(
-        "--excel", action="store_true",
-        help="para hojas de cálculo en español (Excel, LibreOffice): punto y coma, coma"
-        " decimal y BOM UTF-8",
-    )  # fmt: skip
-
-
-def main(args) -> int:
-    return run(args.output, excel=args.excel)
 
 
 def add_arguments(parser) -> None:
