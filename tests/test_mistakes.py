@@ -16,7 +16,7 @@ import torch
 
 from course import grading, labs, mistakes
 from course.grading import sandbox
-from course.student import checks
+from course.student import checks, examples
 
 CATALOGUED = [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
 CASES = [
@@ -206,14 +206,48 @@ def test_hints_run_the_mutants_of_an_exercise_on_other_inputs():
     query, key = torch.randn(2, 5, 8), torch.randn(2, 6, 8)
     found = mistakes.hints("ej1_puntuaciones", query, key)
     assert torch.allclose(found["¿Falta dividir entre √d_k?"], query @ key.transpose(-2, -1))
-    assert len(found) == sum(
-        m.exercise == "ej1_puntuaciones" for m in mistakes.catalogue("01_atencion")
+    assert len(found) == len(  # un mensaje por idea: dos formas del mismo error lo comparten
+        {m.message for m in mistakes.catalogue("01_atencion") if m.exercise == "ej1_puntuaciones"}
     )
     value = torch.randn(2, 6, 3)
     weights = mistakes.hints("ej5_atencion", query, key, value, pick=1)
     assert weights["¿Devuelves la pareja en el orden (salida, pesos)?"].shape == (2, 5, 3)
     with pytest.raises(KeyError, match="ej9_no_existe"):
         mistakes.hints("ej9_no_existe", query)
+
+
+def test_a_mistake_is_fingerprinted_also_in_the_exercises_that_use_it():
+    """Las puntuaciones sin √d_k nombradas dentro de la atención completa (ejercicio 5)."""
+    path = mistakes.FINGERPRINTS / "01_atencion.json"
+    entries = json.loads(path.read_text(encoding="utf-8"))["fingerprints"]
+    propagated = {e["mistake"] for e in entries if e["exercise"] == "ej5_atencion"}
+    assert "ej1_puntuaciones.scores_without_scale" in propagated
+    assert "ej2_softmax.softmax_over_first_axis" in propagated
+
+
+def test_excluding_hides_mistakes_from_diagnose_and_hints():
+    query, key = torch.randn(2, 5, 8), torch.randn(2, 6, 8)
+    unscaled = {m.id for m in mistakes.catalogue("01_atencion") if "without_scale" in m.id}
+    assert len(unscaled) >= 2
+    message = "¿Falta dividir entre √d_k?"
+    assert message in mistakes.hints("ej1_puntuaciones", query, key)
+    toy_q, toy_k, _ = examples.toy_qkv()
+    wrong = toy_q @ toy_k.transpose(-2, -1)
+    assert mistakes.diagnose("puntuaciones[0]", wrong[0]) == message
+    with mistakes.excluding(unscaled):
+        assert message not in mistakes.hints("ej1_puntuaciones", query, key)
+        assert mistakes.diagnose("puntuaciones[0]", wrong[0]) is None
+    assert mistakes.diagnose("puntuaciones[0]", wrong[0]) == message
+
+
+def test_the_held_out_half_is_fixed_and_about_half():
+    every = [m for lab_id in CATALOGUED for m in mistakes.catalogue(lab_id)]
+    held_out = [m.id for m in every if m.held_out]
+    assert held_out == [
+        m.id for lab_id in CATALOGUED for m in mistakes.catalogue(lab_id) if m.held_out
+    ]
+    assert 0.35 < len(held_out) / len(every) < 0.65
+    assert len({m.id for m in every}) == len(every), "dos errores con el mismo id"
 
 
 @pytest.mark.slow
