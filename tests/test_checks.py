@@ -155,6 +155,24 @@ def test_close_names_a_relation_to_the_expected_value_without_values(actual, exp
     assert message in checks.RELATIONS and not any(c.isdigit() for c in message)
 
 
+@pytest.mark.parametrize(
+    "actual, expected, message",
+    [
+        (torch.zeros(2, 4, 3), (2, 3, 4), checks.AXES_ORDER),
+        (torch.zeros(2, 3), (2, 1, 3), checks.UNIT_AXIS),
+        (torch.zeros(2, 3, 1), (2, 1, 3), checks.AXES_ORDER),  # el eje 1 en otro sitio
+        (torch.zeros(2, 5), (2, 1, 3), None),
+    ],
+)
+def test_shape_names_axes_in_another_order_or_a_unit_axis(actual, expected, message):
+    with pytest.raises(AssertionError) as error:
+        checks.shape("forma", actual, expected)
+    if message is None:
+        assert "¿" not in str(error.value)
+    else:
+        assert str(error.value).endswith(message)
+
+
 def test_rows_summing_to_one_over_the_other_axis_are_named():
     weights = torch.tensor([[0.2, 0.5], [0.8, 0.5]])  # cada columna suma 1
     with pytest.raises(AssertionError) as error:

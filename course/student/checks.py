@@ -228,7 +228,13 @@ COUNT_FACTOR = (
 )
 OTHER_BASE = "Tu valor es otra potencia de la pérdida: la perplejidad es e^pérdida (math.exp)."
 OTHER_AXIS = "¿Normalizas sobre el penúltimo eje? Cada fila (último eje) debe sumar 1."
-RELATIONS = (INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS)
+AXES_ORDER = "¿Están los ejes en otro orden? Revisa transpose, permute y dónde añades cada eje."
+UNIT_AXIS = (
+    "¿Sobra o falta un eje de tamaño 1? Revisa unsqueeze, squeeze, keepdim y los índices como [0]."
+)
+RELATIONS = (
+    INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER, UNIT_AXIS
+)  # fmt: skip
 
 
 def _related(arguments: dict) -> str | None:
@@ -242,6 +248,8 @@ def _related(arguments: dict) -> str | None:
         sums = _numpy(actual).astype(_float64).sum(axis=-2)
         return OTHER_AXIS if (_abs(sums - 1.0) < 1e-4).all() else None
     expected = arguments["expected"]
+    if type(expected) is tuple:  # checks.shape: solo formas
+        return _related_shapes(_shape(actual), tuple(expected))
     if type(expected) is not _TENSOR or _shape(expected) != _shape(actual):
         return None
     got, want = _numpy(actual), _numpy(expected)
@@ -253,6 +261,16 @@ def _related(arguments: dict) -> str | None:
     if got.dtype == bool or want.dtype == bool or want.size == 0:
         return None
     return _related_values(got.astype(_float64), want.astype(_float64))
+
+
+def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
+    if got == want:
+        return None
+    if sorted(got) == sorted(want):
+        return AXES_ORDER
+    if [n for n in got if n != 1] == [n for n in want if n != 1]:
+        return UNIT_AXIS
+    return None
 
 
 def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
