@@ -7,21 +7,20 @@ Una sola: ``nice -n 19 python -m pytest -q tests/test_labs_357.py -k 03_posicion
 """
 
 import math
+from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from course import mistakes
+from course import labs, mistakes
 from course.reference import layers, positional, translation
 from course.reference.model import greedy_decode
 from course.reference.multihead import MultiHeadAttention
 from course.translation.data import BOS_IDX, EOS_IDX, PAD_IDX
-
-pytestmark = pytest.mark.slow  # ejecutan los cuadernos de solución
-
 
 # --- laboratorio 3 -------------------------------------------------------------------
 
@@ -142,6 +141,15 @@ def translate_in_training_mode(model, tokenizer, sentences, max_len, device):
     return [tokenizer.decode(row) for row in out[:, 1:].tolist()]
 
 
+def file_without_last_newline(model, tokenizer, pairs, path, max_len, device):
+    """Las traducciones unidas con ``"\\n".join``: la última línea queda sin su ``\\n``."""
+    hypotheses = translation.greedy_translate(
+        model, tokenizer, [de for de, _ in pairs], max_len, device
+    )
+    Path(path).write_text("\\n".join(hypotheses), encoding="utf-8")
+    return translation.corpus_bleu(hypotheses, [en for _, en in pairs])
+
+
 CASES = [
     ("03_posicional", "ej2_senoidal", "sinusoidal_encoding", angle_in_float32, "float32"),
     ("03_posicional", "ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_in_float32, "float32"),
@@ -184,6 +192,13 @@ CASES = [
         translate_in_training_mode,
         "model.eval()",
     ),
+    (
+        "07_multi30k",
+        "ej7_archivo",
+        "translate_test_set",
+        file_without_last_newline,
+        "no termina en",
+    ),
 ]
 
 
@@ -207,6 +222,7 @@ def _failure(solution, grade_id):
     return None
 
 
+@pytest.mark.slow  # ejecuta los cuadernos de solución
 @pytest.mark.parametrize(
     ("lab_id", "exercise", "name", "mutant", "words"),
     CASES,
@@ -223,3 +239,73 @@ def test_the_visible_test_names_the_mistake(solutions, lab_id, exercise, name, m
     assert words in str(visible), f"el mensaje no nombra el error: {visible}"
     assert hidden is not None, "las pruebas ocultas no lo detectan"
     assert isinstance(hidden, AssertionError) and words in str(hidden), hidden
+
+
+# --- prosa y figuras (issue 23): lo que el texto decía mal no vuelve ----------------------
+
+
+def _text(lab_id: str, kind: str = "markdown") -> str:
+    notebook = nbformat.read(labs.get(lab_id).source, as_version=4)
+    return "\n".join(cell.source for cell in notebook.cells if cell.cell_type == kind)
+
+
+@pytest.mark.parametrize(
+    ("lab_id", "kind", "wrong", "right"),
+    [
+        # laboratorio 3: índices frente a posiciones; max_len frente a «más larga que las vistas»
+        (
+            "03_posicional",
+            "code",
+            "entrada de la frase 1",
+            "entrada de la primera frase (fila 0 del lote)",
+        ),
+        (
+            "03_posicional",
+            "markdown",
+            "no\n  extrapola más allá de `max_len`",
+            "$PE_1$ es la fila de la\nposición 1",
+        ),
+        (
+            "03_posicional",
+            "markdown",
+            "extrapola más allá de `max_len`.",
+            "las de posiciones más\n  allá de las frases vistas en el entrenamiento",
+        ),
+        ("03_posicional", "code", "PE_i · PE_j (sinusoidal", r"$PE_i \cdot PE_j$"),
+        # laboratorio 5: la figura dibuja el valor tras self.norm
+        (
+            "05_capas",
+            "code",
+            "viz.residual_norms(norms, title",
+            "viz.residual_norms(norms, finals, title",
+        ),
+        # laboratorio 7: la promesa del BLEU, las líneas del archivo, last.pt, números
+        (
+            "07_multi30k",
+            "markdown",
+            "la misma prueba oculta informa del BLEU",
+            "no `check` ni tu devolución",
+        ),
+        ("07_multi30k", "code", "{len(lines) - 1}", "lines = text.splitlines()"),
+        ("07_multi30k", "markdown", "núcleo más rápido", "No hace falta entregar `last.pt`"),
+        ("07_multi30k", "code", "['parameters']:,}", "number(metrics['parameters'])"),
+        ("07_multi30k", "markdown", "| 1 000 |", "| `test_2016_flickr` | 1000 |"),
+    ],
+)
+def test_the_prose_keeps_the_fixes(lab_id, kind, wrong, right):
+    text = _text(lab_id, kind)
+    assert wrong not in text, f"vuelve a decir «{wrong}»"
+    assert right in _text(lab_id, "code") + _text(lab_id), f"falta «{right}»"
+
+
+@pytest.mark.parametrize("lab_id", ["03_posicional", "05_capas", "07_multi30k"])
+def test_printed_numbers_use_the_course_format(lab_id):
+    """Ni ``{x:,}`` (comas de millar) ni ``{x:.1f}`` (punto decimal) en lo que imprimen las
+    celdas sin nota; las pruebas de la solución usan ``course.text.number``."""
+    notebook = nbformat.read(labs.get(lab_id).source, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or cell.metadata.get("nbgrader", {}).get("grade"):
+            continue
+        for line in cell.source.splitlines():
+            if "print(" in line or line.lstrip().startswith('f"'):
+                assert ":," not in line and not any(f":.{d}f}}" in line for d in range(6)), line
