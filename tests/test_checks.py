@@ -146,6 +146,8 @@ def test_close_names_nothing_without_a_matching_fingerprint(fingerprints, check,
         (torch.tensor([5.0, 10.0]), torch.tensor([1.0, 2.0]), checks.COUNT_FACTOR),
         (torch.tensor(2.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
         (torch.tensor(10.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
+        (torch.tensor([0.5, 1.5]) / math.log(2.0), torch.tensor([0.5, 1.5]), checks.LOG_BASE),
+        (torch.tensor([0.5, 1.5]) * math.log(10.0), torch.tensor([0.5, 1.5]), checks.LOG_BASE),
     ],
 )  # fmt: skip
 def test_close_names_a_relation_to_the_expected_value_without_values(actual, expected, message):
@@ -162,6 +164,8 @@ def test_close_names_a_relation_to_the_expected_value_without_values(actual, exp
         (torch.zeros(2, 3), (2, 1, 3), checks.UNIT_AXIS),
         (torch.zeros(2, 3, 1), (2, 1, 3), checks.AXES_ORDER),  # el eje 1 en otro sitio
         (torch.zeros(2, 5), (2, 1, 3), None),
+        (torch.zeros(()), (3,), checks.REDUCED),
+        (torch.zeros(2, 4), (2, 3, 4), checks.REDUCED),
     ],
 )
 def test_shape_names_axes_in_another_order_or_a_unit_axis(actual, expected, message):

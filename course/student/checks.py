@@ -232,8 +232,14 @@ AXES_ORDER = "¿Están los ejes en otro orden? Revisa transpose, permute y dónd
 UNIT_AXIS = (
     "¿Sobra o falta un eje de tamaño 1? Revisa unsqueeze, squeeze, keepdim y los índices como [0]."
 )
+REDUCED = (
+    "¿Reduces un eje de más? Una suma o una media sin dim= (o con otro dim) se come ejes que"
+    " la salida debe conservar."
+)
+LOG_BASE = "¿Usas un logaritmo en otra base? Aquí va el natural (torch.log, math.log)."
 RELATIONS = (
-    INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER, UNIT_AXIS
+    INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
+    UNIT_AXIS, REDUCED, LOG_BASE,
 )  # fmt: skip
 
 
@@ -270,6 +276,9 @@ def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
         return AXES_ORDER
     if [n for n in got if n != 1] == [n for n in want if n != 1]:
         return UNIT_AXIS
+    rest = iter(want)
+    if len(got) < len(want) and all(n in rest for n in got):  # got, subsecuencia de want
+        return REDUCED
     return None
 
 
@@ -288,6 +297,8 @@ def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
     if abs(factor) < 1e-6 or close(factor, 1.0) or not close(got, factor * want):
         return None
     for ratio in (factor, 1.0 / factor):
+        if any(close(ratio, _log(base)) for base in (2.0, 10.0)):
+            return LOG_BASE
         if ratio > 1.0 and close(ratio**2, round(ratio**2)) and not close(ratio, round(ratio)):
             return SQRT_FACTOR
     return COUNT_FACTOR
