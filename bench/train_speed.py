@@ -8,7 +8,7 @@ mismo tamaño de modelo, los mismos datos, el mismo ``train_step`` y AdamW:
   la más larga, precisión completa (fp32);
 - la receta tal como la usa ``python -m course train``: lotes por cubetas de longitud
   (``TokenBucketSampler``, presupuesto de *tokens*), pre-norm,
-  ``F.scaled_dot_product_attention`` y ``F.layer_norm`` (``course.translation.train.use_fused_kernels``)
+  ``F.scaled_dot_product_attention`` y ``F.layer_norm`` (``course.reference.model.use_fused_kernels``)
   y, en CUDA, ``bfloat16`` con ``autocast``.
 
 B de la base se elige para que sus lotes ocupen, relleno incluido, lo mismo que el
@@ -17,27 +17,38 @@ diferencia está en cuántos *tokens* reales contiene. Los *tokens*/s cuentan *t
 de destino que no son relleno. Dos recetas con el mismo modelo (*dropout* incluido) y los
 mismos lotes comparten la medida de su base.
 
-Uso: ``python bench/train_speed.py --seconds 20``.
+Con ``--ocupado`` mide otra cosa: los *tokens*/s de la receta ``rapida`` solo y junto a un
+proceso que ocupa un núcleo entero (``yes > /dev/null``), en la misma ejecución, con cada
+número de hilos y política de espera de OpenMP (cada variante en su propio proceso: la
+política se lee al cargar libgomp, antes de ``import torch``). Con una máquina cargada por
+otros, valen las razones, no las cifras.
+
+Uso: ``python bench/train_speed.py --seconds 20`` o ``python bench/train_speed.py --ocupado``.
 """
 
+import argparse
 import dataclasses
 import json
 import os
 import platform
 import random
+import subprocess
+import sys
 import time
 
 import torch
 
 from course.argparse_es import ArgumentParser
-from course.reference.model import Transformer, count_parameters
+from course.reference.model import Transformer, count_parameters, use_fused_kernels
 from course.reference.training import make_optimizer
 from course.reference.translation import train_step
+from course.text import number
 from course.translation import data
 from course.translation.config import PRESETS, TrainConfig
 from course.translation.data import PAD_IDX
 from course.translation.data.batching import collate
-from course.translation.train import autocast, use_fused_kernels
+from course.translation.threads import busy_cores, training_threads
+from course.translation.train import autocast
 
 
 def random_batches(lengths: list[int], batch_size: int, seed: int) -> list[list[int]]:
@@ -123,6 +134,58 @@ def _line(name: str, r: dict) -> str:
     )
 
 
+# (nombre, hilos, variables de entorno): 0 = los de PyTorch (uno por núcleo); -1 = los que
+# elige course.translation.threads, como «python -m course train»
+THREADING = [
+    ("todos los hilos, espera por omisión", 0, {}),
+    ("todos los hilos, OMP_WAIT_POLICY=PASSIVE", 0, {"OMP_WAIT_POLICY": "PASSIVE"}),
+    ("1 hilo", 1, {}),
+    ("los de train: uno menos por núcleo ocupado", -1, {}),
+]
+
+
+def busy_comparison(seconds: float, pairs: int) -> list[dict]:
+    """Cada variante de :data:`THREADING`, sola y junto a ``yes > /dev/null``."""
+    rows = []
+    for name, threads, env in THREADING:
+        command = [sys.executable, __file__, "--medir", str(threads)]
+        command += ["--seconds", str(seconds), "--pairs", str(pairs)]
+        child_env = {**os.environ, **env}
+        alone = _child_rate(command, child_env)
+        busy = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
+        try:
+            beside = _child_rate(command, child_env)
+        finally:
+            busy.kill()
+            busy.wait()
+        rows.append({"variant": name, "alone": alone, "beside_busy": beside,
+                     "ratio": beside / alone})  # fmt: skip
+        print(f"  {name:42s} solo {number(alone):>6s} tokens/s · junto a «yes» "
+              f"{number(beside):>6s} tokens/s · {number(100 * beside / alone)} %", flush=True)  # fmt: skip
+    return rows
+
+
+def _child_rate(command: list[str], env: dict) -> float:
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+def measure_rapida(threads: int, seconds: float, pairs: int) -> float:
+    """*Tokens*/s de la receta ``rapida`` con ``threads`` hilos (ver :data:`THREADING`)."""
+    if threads < 0:
+        threads = training_threads(torch.get_num_threads(), busy_cores())
+    if threads:
+        torch.set_num_threads(threads)
+    cfg = PRESETS["rapida"]
+    tokenizer = data.build_tokenizer(cfg.vocab_size)
+    dataset = data.PairDataset(data.read_split("train")[:pairs], tokenizer)
+    batches = list(data.make_loader(dataset, cfg.max_tokens, seed=0))
+    torch.manual_seed(0)
+    model = Transformer(cfg.model_config(tokenizer.vocab_size))
+    use_fused_kernels(model, cfg.fused_kernels)
+    return measure(model, batches, torch.device("cpu"), False, seconds)["tokens_per_second"]
+
+
 def main() -> None:
     parser = ArgumentParser(prog="python bench/train_speed.py", description=__doc__.splitlines()[0])
     recipes = ["cpu", "rapida"] + (["gpu"] if torch.cuda.is_available() else [])
@@ -140,7 +203,22 @@ def main() -> None:
         "--device", metavar="DISPOSITIVO", help="dispositivo (por omisión, CUDA si hay, si no CPU)"
     )
     parser.add_argument("--json", metavar="ARCHIVO", help="guarda el resultado en este archivo")
+    parser.add_argument(
+        "--ocupado", action="store_true",
+        help="receta rapida sola y junto a «yes > /dev/null», con cada política de hilos",
+    )  # fmt: skip
+    parser.add_argument("--medir", type=int, metavar="HILOS", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.medir is not None:  # un proceso hijo de --ocupado
+        print(measure_rapida(args.medir, args.seconds, args.pairs))
+        return
+    if args.ocupado:
+        print(f"{torch.get_num_threads()} hilos · carga media {number(os.getloadavg()[0], 1)}")
+        rows = busy_comparison(args.seconds, args.pairs)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(rows, f, indent=2)
+        return
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     machine = (
         torch.cuda.get_device_name(device)

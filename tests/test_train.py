@@ -15,7 +15,7 @@ from course import cli
 from course.reference import translation
 from course.reference.model import Transformer, greedy_decode, make_src_mask, use_fused_kernels
 from course.reference.training import cosine_warmup_lambda
-from course.translation import data
+from course.translation import data, threads
 from course.translation import train as train_module
 from course.translation.checkpoint import for_translation, save_checkpoint
 from course.translation.config import PRESETS, ModelConfig, TrainConfig
@@ -563,3 +563,34 @@ def test_interrupted_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
         load_checkpoint(path)
     with pytest.raises(CheckpointError, match="No existe"):
         load_checkpoint(tmp_path / "otro.pt")
+
+
+@pytest.mark.parametrize(
+    ("cores", "busy", "want"), [(2, 1.0, 1), (2, 0.3, 2), (8, 3.4, 5), (2, 6.0, 1), (4, None, 4)]
+)
+def test_one_thread_less_per_core_that_other_programs_keep_busy(cores, busy, want):
+    assert threads.training_threads(cores, busy) == want
+
+
+def test_threads_follow_the_free_cores_and_come_back(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "busy_cores", lambda: 1.0)  # p. ej. «yes > /dev/null»
+    before, messages = torch.get_num_threads(), []
+    torch.set_num_threads(2)
+    try:
+        with threads.beside_others(True, messages.append) as adjust:
+            adjust()
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")  # quien ejecuta manda
+        with threads.beside_others(True, messages.append) as adjust:
+            adjust()
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert messages == ["Otros programas ocupan ~1,0 núcleos: se entrena con 1 hilo de 2."]
+
+
+def test_busy_cores_is_a_share_of_the_machine():
+    busy = threads.busy_cores(0.05)
+    assert busy is None or 0.0 <= busy <= os.cpu_count()

@@ -47,6 +47,7 @@ from tqdm.auto import tqdm
 from course.reference.model import Transformer, count_parameters, use_fused_kernels
 from course.reference.training import make_optimizer
 from course.text import number
+from course.translation import threads
 from course.translation.checkpoint import (
     AVERAGE_FILE,
     BEST_FILE,
@@ -314,6 +315,8 @@ def setup(
         f"{number(len(data.train.dataset))} pares de entrenamiento, "
         f"{number(len(data.train))} lotes por época."
     )
+    if rt.device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(rt.device)  # la memoria máxima de entrenar
     return run
 
 
@@ -631,8 +634,9 @@ def train(
 ) -> TrainResult:
     """Entrena un Transformer alemán→inglés en Multi30k con la receta ``cfg``.
 
-    Escribe en ``out_dir``: ``last.pt``, ``best.pt``, ``metrics.json`` y, si
-    ``decode_test``, las traducciones de la prueba.
+    Escribe en ``out_dir``: ``last.pt``, ``best.pt``, ``metrics.json`` y, si ``decode_test``,
+    las traducciones de la prueba. En CPU, ajusta los hilos a los núcleos libres
+    (:mod:`course.translation.threads`).
 
     Args:
         cfg: receta (``course.translation.config.PRESETS``).
@@ -640,8 +644,7 @@ def train(
         data_dir, sums: dónde están los datos y sus sumas (``course.translation.data.read_split``).
         resume: continúa desde ``out_dir/last.pt`` si existe (mismo paso, mismo orden de lotes).
         device: fuerza un dispositivo; por omisión CUDA si hay, si no CPU.
-        progress: barra ``tqdm`` (solo en el proceso 0).
-        log: función que recibe los mensajes de progreso en español.
+        progress, log: barra ``tqdm`` (en el proceso 0) y quién recibe los mensajes.
         max_steps: detiene el entrenamiento tras este paso global (simula una interrupción).
         train_step, evaluate: un paso (dentro de ``autocast``) y la validación, con las
             firmas de ``course.reference.translation``, que se importa solo si falta
@@ -653,18 +656,18 @@ def train(
     train_step, evaluate = _with_reference(train_step, evaluate)
     rt = setup_runtime(device)
     run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums, collate)
-    if rt.device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(rt.device)
     run.scheduler.restart()  # el tope de tiempo cuenta desde aquí, no desde leer los datos
     tokens = 0
-    while run.at.epoch < cfg.epochs:
-        stats = train_epoch(run, train_step, progress, max_steps)
-        tokens += stats.tokens
-        if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
-            break  # interrupción: se reanuda desde last.pt, ya guardado
-        end_epoch(run, stats, evaluate)
-        if stats.stop:
-            break
+    with threads.beside_others(rt.device.type == "cpu" and not rt.distributed, run.say) as adjust:
+        while run.at.epoch < cfg.epochs:
+            adjust()  # un hilo menos por núcleo que ocupen otros programas
+            stats = train_epoch(run, train_step, progress, max_steps)
+            tokens += stats.tokens
+            if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
+                break  # interrupción: se reanuda desde last.pt, ya guardado
+            end_epoch(run, stats, evaluate)
+            if stats.stop:
+                break
     _finish_training(run, tokens)
     if decode_test and rt.main and run.result.history:
         translate_test(run, evaluate, data_dir, sums, corpus_bleu)
