@@ -17,6 +17,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from classroom import Lab7Submission
 from kernel_guard import KERNEL, KernelWatch
 from live_server import CHROMIUM
 
@@ -201,11 +202,11 @@ def _new_gradebook(db: Path, lab_id: str, grade_id: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def lab7_smoke_run(tmp_path_factory):
-    """La ejecución «completa» de humo del laboratorio 7 (receta ``smoke``), entrenada una
-    vez por sesión con ``origen.txt`` y ``referencias.txt`` de las frases de prueba:
-    ``(carpeta, frases de prueba, resultado del entrenamiento)``. Quien la usa copia la
-    carpeta y escribe en la copia sus traducciones y su historial."""
+def lab7_submission(tmp_path_factory):
+    """``make(nombre)``: una entrega nueva del laboratorio 7 (``classroom.Lab7Submission``)
+    con el cuaderno solución y una copia de la ejecución «completa» de humo (receta
+    ``smoke``), que se entrena una sola vez en la sesión; quien la pide escribe las
+    traducciones y el historial."""
     from course.translation import data
     from course.translation.config import PRESETS
     from course.translation.train import train
@@ -214,8 +215,8 @@ def lab7_smoke_run(tmp_path_factory):
         test = data.read_split("test_2016_flickr")
     except data.DataError as error:
         pytest.fail(f"Esta prueba necesita Multi30k: {error}")
-    run_dir = tmp_path_factory.mktemp("lab7_humo") / "completa"
-    result = train(PRESETS["smoke"], run_dir, progress=False, log=lambda _: None)
-    (run_dir / "origen.txt").write_text("".join(f"{de}\n" for de, _ in test), encoding="utf-8")
-    (run_dir / "referencias.txt").write_text("".join(f"{en}\n" for _, en in test), encoding="utf-8")
-    return run_dir, test, result
+    trained = tmp_path_factory.mktemp("lab7_humo") / "completa"
+    result = train(PRESETS["smoke"], trained, progress=False, log=lambda _: None)
+    (trained / "origen.txt").write_text("".join(f"{de}\n" for de, _ in test), encoding="utf-8")
+    (trained / "referencias.txt").write_text("".join(f"{en}\n" for _, en in test), encoding="utf-8")
+    return lambda name: Lab7Submission.copy(trained, tmp_path_factory.mktemp(name), test, result)

@@ -7,7 +7,6 @@ Necesita los datos de Multi30k (``../shared/multi30k`` en CI).
 """
 
 import hashlib
-import json
 import shutil
 
 import nbformat
@@ -16,7 +15,6 @@ import pytest
 from course import labs
 from course.grading import grade_notebook
 from course.reference.translation import translate_test_set
-from course.translation.train import final_checkpoint, load_model
 
 pytestmark = pytest.mark.slow  # califica en núcleos aislados
 
@@ -25,19 +23,14 @@ MAX_LEN = 20
 
 
 @pytest.fixture(scope="module")
-def submission(lab7_smoke_run, tmp_path_factory):
+def submission(lab7_submission):
     """Carpeta de entrega: el cuaderno solución y su ejecución «completa» (de humo)."""
-    trained, test, result = lab7_smoke_run
-    folder = tmp_path_factory.mktemp("entrega")
-    run_dir = folder / LAB.outputs
-    shutil.copytree(trained, run_dir)
-    model, tokenizer, _ = load_model(final_checkpoint(run_dir))
-    bleu = translate_test_set(model, tokenizer, test, run_dir / "traducciones.txt", MAX_LEN, "cpu")
-    history = dict(mode="completa", step=list(range(1, result.step + 1)),
-                   train_loss=result.train_losses, bleu=bleu, max_len=MAX_LEN)  # fmt: skip
-    (run_dir / "historial.json").write_text(json.dumps(history), encoding="utf-8")
-    shutil.copy(LAB.source, folder / f"{LAB.id}.ipynb")
-    return folder
+    made = lab7_submission("entrega")
+    translations = made.run_dir / "traducciones.txt"
+    bleu = translate_test_set(made.model, made.tokenizer, made.test, translations, MAX_LEN, "cpu")
+    steps = list(range(1, made.result.step + 1))
+    made.write_history(step=steps, train_loss=made.result.train_losses, bleu=bleu, max_len=MAX_LEN)
+    return made.folder
 
 
 def _fingerprint(folder):

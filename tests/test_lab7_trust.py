@@ -35,7 +35,6 @@ from course.reference.model import make_src_mask
 from course.reference.translation import corpus_bleu
 from course.translation.data import BOS_IDX, EOS_IDX, PAD_IDX
 from course.translation.decoding import beam_search
-from course.translation.train import final_checkpoint, load_model
 
 LAB = labs.get("07_multi30k")
 MAX_LEN = 20
@@ -56,20 +55,14 @@ def _greedy(model, tokenizer, sentences, max_len):
 
 
 @pytest.fixture(scope="module")
-def honest(lab7_smoke_run, tmp_path_factory):
+def honest(lab7_submission):
     """Entrega honesta: el cuaderno solución y una ejecución «completa» de humo a su lado."""
-    trained, test, _ = lab7_smoke_run
-    folder = tmp_path_factory.mktemp("honesta")
-    run_dir = folder / LAB.outputs
-    shutil.copytree(trained, run_dir)
-    model, tokenizer, _ = load_model(final_checkpoint(run_dir))
-    _write_lines(
-        run_dir / "traducciones.txt", _greedy(model, tokenizer, [de for de, _ in test], MAX_LEN)
-    )
-    history = dict(mode="completa", step=[], train_loss=[], bleu=0.0, max_len=MAX_LEN)
-    (run_dir / "historial.json").write_text(json.dumps(history), encoding="utf-8")
-    shutil.copy(LAB.source, folder / f"{LAB.id}.ipynb")
-    return folder
+    made = lab7_submission("honesta")
+    german = [de for de, _ in made.test]
+    translations = _greedy(made.model, made.tokenizer, german, MAX_LEN)
+    _write_lines(made.run_dir / "traducciones.txt", translations)
+    made.write_history(step=[], train_loss=[], bleu=0.0, max_len=MAX_LEN)
+    return made.folder
 
 
 def _write_lines(path, lines):
