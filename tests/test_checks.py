@@ -166,11 +166,15 @@ def test_close_names_a_relation_to_the_expected_value_without_values(actual, exp
         (torch.zeros(2, 5), (2, 1, 3), None),
         (torch.zeros(()), (3,), checks.REDUCED),
         (torch.zeros(2, 4), (2, 3, 4), checks.REDUCED),
+        (torch.zeros(2, 3), torch.zeros(2, 1, 3), checks.UNIT_AXIS),  # también en close
     ],
 )
 def test_shape_names_axes_in_another_order_or_a_unit_axis(actual, expected, message):
     with pytest.raises(AssertionError) as error:
-        checks.shape("forma", actual, expected)
+        if isinstance(expected, tuple):
+            checks.shape("forma", actual, expected)
+        else:
+            checks.close("forma", actual, expected)
     if message is None:
         assert "¿" not in str(error.value)
     else:
@@ -184,6 +188,12 @@ def test_rows_summing_to_one_over_the_other_axis_are_named():
     assert str(error.value).endswith(checks.OTHER_AXIS)
     with pytest.raises(AssertionError) as error:
         checks.rows_sum_to_one("pesos", torch.full((2, 2), 0.3))
+    assert "¿" not in str(error.value)
+
+
+def test_a_wrong_number_alone_is_not_called_proportional():
+    with pytest.raises(AssertionError) as error:
+        checks.close("pérdida", torch.tensor(2.5), torch.tensor(3.0))
     assert "¿" not in str(error.value)
 
 

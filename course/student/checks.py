@@ -203,10 +203,11 @@ def _named(check):
                 diagnosis = mistakes.diagnose(
                     bound.arguments["name"], bound.arguments[value], **tolerance
                 )
+                hinted = _hint(bound.arguments[value], bound.arguments.get("hints"))
+                if diagnosis is None and not hinted:  # un error con nombre gana a una relación
+                    diagnosis = _related(bound.arguments)
             except Exception:  # noqa: BLE001 (el diagnóstico nunca tapa el fallo de la prueba)
                 diagnosis = None
-            if diagnosis is None:
-                diagnosis = _related(bound.arguments)
             if diagnosis is None or diagnosis in str(error):
                 raise
             raise AssertionError(f"{error} {diagnosis}") from None
@@ -256,8 +257,10 @@ def _related(arguments: dict) -> str | None:
     expected = arguments["expected"]
     if type(expected) is tuple:  # checks.shape: solo formas
         return _related_shapes(_shape(actual), tuple(expected))
-    if type(expected) is not _TENSOR or _shape(expected) != _shape(actual):
+    if type(expected) is not _TENSOR:
         return None
+    if _shape(expected) != _shape(actual):
+        return _related_shapes(_shape(actual), _shape(expected))
     got, want = _numpy(actual), _numpy(expected)
     if want.dtype == bool and got.dtype == bool:
         if (got == ~want).all():
@@ -291,8 +294,8 @@ def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
         if any(close(power, _log(base)) for base in (2.0, 10.0)):
             return OTHER_BASE
     norm = float((want * want).sum())
-    if norm == 0.0:
-        return None
+    if norm == 0.0 or want.size < 2:
+        return None  # dos números cualesquiera son proporcionales: no dice nada
     factor = float((got * want).sum()) / norm
     if abs(factor) < 1e-6 or close(factor, 1.0) or not close(got, factor * want):
         return None
