@@ -130,23 +130,23 @@ def _sublayer(d_model: int) -> nn.Linear:
     return nn.Linear(d_model, d_model)
 
 
-def test_residual_post_norm_is_norm_of_sum():
-    x = examples.randn(2, 3, 4, seed=9)
-    residual = ResidualConnection(4, dropout=0.0, norm_first=False)
-    _randomize(residual, seed=3)
+def _residual(norm_first: bool, seed: int):
+    """``(x, conexión residual con pesos al azar, LayerNorm con sus pesos, subcapa)``."""
+    x = examples.randn(2, 3, 4, seed=seed)
+    residual = ResidualConnection(4, dropout=0.0, norm_first=norm_first)
+    _randomize(residual, seed=seed - 6)
     norm = nn.LayerNorm(4)
     norm.load_state_dict(residual.norm.state_dict())
-    sublayer = _sublayer(4)
+    return x, residual, norm, _sublayer(4)
+
+
+def test_residual_post_norm_is_norm_of_sum():
+    x, residual, norm, sublayer = _residual(norm_first=False, seed=9)
     checks.close("post-norm", residual(x, sublayer), norm(x + sublayer(x)))
 
 
 def test_residual_pre_norm_adds_sublayer_of_normalized_input():
-    x = examples.randn(2, 3, 4, seed=10)
-    residual = ResidualConnection(4, dropout=0.0, norm_first=True)
-    _randomize(residual, seed=4)
-    norm = nn.LayerNorm(4)
-    norm.load_state_dict(residual.norm.state_dict())
-    sublayer = _sublayer(4)
+    x, residual, norm, sublayer = _residual(norm_first=True, seed=10)
     checks.close("pre-norm", residual(x, sublayer), x + sublayer(norm(x)))
 
 
