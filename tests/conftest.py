@@ -9,6 +9,9 @@
   nada: falta una herramienta y la ejecución falla.
 - Una prueba que inicia un núcleo de Jupyter sin la marca ``slow`` falla: el nivel rápido
   solo los inicia en las ``esencial`` (``kernel_guard.py``).
+- Fixtures compartidas: ``alarm``, ``one_cell_gradebook`` y ``lab7_submission``;
+  ``classroom.py`` monta una clase de nbgrader y ``live_server.py`` el servidor de Jupyter
+  y Chromium de las pruebas en navegador.
 """
 
 import os

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 KERNEL = "ipykernel_launcher"  # lo que lanza todo núcleo python3 (kernel.json de ipykernel)
 WATCHER = """
@@ -54,6 +55,8 @@ class KernelWatch:
     def new_kernels(self) -> int:
         """Cuántos núcleos han nacido desde la última llamada: los que el vigía ya vio y
         los vivos ahora mismo (el vigía puede ir hasta 0,1 s por detrás)."""
+        if self._process.poll() is not None:  # sin vigía, la guardia callaría: se para todo
+            pytest.exit(f"El vigía de núcleos terminó (código {self._process.returncode}).", 3)
         found = _alive(self._pattern, exclude=self._process.pid)
         for line in self._process.stdout.readlines():
             pid, started = line.split()
