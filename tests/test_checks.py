@@ -147,6 +147,7 @@ def test_close_names_nothing_without_a_matching_fingerprint(fingerprints, check,
         (torch.tensor(2.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
         (torch.tensor(10.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
         (torch.tensor([0.5, 1.5]) / math.log(2.0), torch.tensor([0.5, 1.5]), checks.LOG_BASE),
+        (torch.stack([torch.ones(2, 3), torch.zeros(2, 3)]), torch.ones(2, 2, 3), checks.SOME_SENTENCES),
         (torch.tensor([0.5, 1.5]) * math.log(10.0), torch.tensor([0.5, 1.5]), checks.LOG_BASE),
     ],
 )  # fmt: skip

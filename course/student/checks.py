@@ -238,9 +238,13 @@ REDUCED = (
     " la salida debe conservar."
 )
 LOG_BASE = "¿Usas un logaritmo en otra base? Aquí va el natural (torch.log, math.log)."
+SOME_SENTENCES = (
+    "Unas frases del lote coinciden y otras no: ¿se pierde una máscara (de relleno, de la"
+    " memoria) por el camino? Sin ella solo cambian las frases con relleno."
+)
 RELATIONS = (
     INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
-    UNIT_AXIS, REDUCED, LOG_BASE,
+    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES,
 )  # fmt: skip
 
 
@@ -293,6 +297,10 @@ def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
         power = _log(got.item()) / _log(want.item())
         if any(close(power, _log(base)) for base in (2.0, 10.0)):
             return OTHER_BASE
+    if want.ndim >= 3 and want.shape[0] >= 2:  # (B, T, D): ¿solo algunas frases?
+        same = [close(got[b], want[b]) for b in range(want.shape[0])]
+        if any(same) and not all(same):
+            return SOME_SENTENCES
     norm = float((want * want).sum())
     if norm == 0.0 or want.size < 2:
         return None  # dos números cualesquiera son proporcionales: no dice nada
