@@ -121,7 +121,7 @@ def scores(root: Path) -> dict[tuple[str, str, str], tuple]:
 def graded(root: Path) -> dict[tuple[str, str], tuple]:
     """Lo que dice cada ``calificacion.json``, sin la hora ni la duración."""
     return {
-        (r.student, r.lab): (json.dumps(r.cells, sort_keys=True), r.error, tuple(r.findings))
+        (r.student, r.lab): (tuple(r.cells), r.error, tuple(r.findings))
         for r in results.read_all(root / "autograded")
     }
 
