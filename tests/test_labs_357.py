@@ -309,3 +309,37 @@ def test_printed_numbers_use_the_course_format(lab_id):
         for line in cell.source.splitlines():
             if "print(" in line or line.lstrip().startswith('f"'):
                 assert ":," not in line and not any(f":.{d}f}}" in line for d in range(6)), line
+
+
+REVISED = [  # ../shared/REVISION-es.md, «Pendiente (25-11-2026)»: del laboratorio 7
+    "Llegó el momento",
+    "investigar traducción con imágenes",
+    "entrenar (y entrenar el tokenizador)",
+    "comprueba su\nsuma SHA-256 y, si no están",
+    "sensible a mayúsculas",
+    "informar BLEU",
+    "que informa la calificación",
+    "en media sobre",
+    "una pareja de tensores",
+    "los orígenes rellenos",
+    "dos `float`",
+    "flujos de referencias",
+    "y si no la CPU",
+    "al que el coseno llega a cero",
+    "valida mejor",
+    "y\nsigue desde la última época",
+    "(`NBGRADER_EXECUTION` definido)",
+    "si no, ejecuta la receta",
+    "prueba rápida",
+    "versión\nde prueba",
+    "BLEU con haz 5 (prueba)",
+    "frases que son correctas",
+    "verbos al final en alemán",
+    "Un lote de traducción son",
+    "núcleo más rápido",
+]
+
+
+@pytest.mark.parametrize("phrase", REVISED)
+def test_the_spanish_revision_of_lab_7_stays_applied(phrase):
+    assert phrase not in _text("07_multi30k") + _text("07_multi30k", "code"), phrase
