@@ -15,6 +15,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import classroom
 import nbformat
 import pytest
 from leaks import secret_lines
@@ -57,9 +58,7 @@ def course_dir(tmp_path_factory) -> Path:
         ("beto", LAB.release.read_text()),
         ("carla", '{"cells": ['),
     ):
-        folder = root / "submitted" / student / LAB.id
-        folder.mkdir(parents=True)
-        (folder / f"{LAB.id}.ipynb").write_text(text)
+        classroom.submission(root, student, LAB).write_text(text)
     archive = root / "aula.zip"
     with zipfile.ZipFile(archive, "w") as bundle_:
         bundle_.writestr(f"dani/{LAB.id}.ipynb", _crashing_notebook())
