@@ -178,6 +178,23 @@ def alarm():
 
 
 @pytest.fixture(scope="session")
+def solutions():
+    """``solutions(lab_id)``: el cuaderno de solución ejecutado en este proceso
+    (``course.mistakes.Solution``), una vez por laboratorio en la sesión y solo si se pide.
+    Las pruebas cambian sus nombres por mutantes con ``substituted``, que los devuelve."""
+    from course import mistakes
+
+    cache: dict[str, mistakes.Solution] = {}
+
+    def get(lab_id: str) -> mistakes.Solution:
+        if lab_id not in cache:
+            cache[lab_id] = mistakes.Solution(lab_id)
+        return cache[lab_id]
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def one_cell_gradebook(tmp_path_factory):
     """``make(carpeta, laboratorio, grade_id)``: un ``gradebook.db`` de nbgrader en la
     carpeta con ese laboratorio y una celda de prueba de 10 puntos. Crear el esquema cuesta

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from course import labs, mistakes
+from course import labs
 from course.reference import layers, positional, translation
 from course.reference.model import greedy_decode
 from course.reference.multihead import MultiHeadAttention
@@ -200,18 +200,6 @@ CASES = [
         "no termina en",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def solutions():
-    cache: dict[str, mistakes.Solution] = {}
-
-    def get(lab_id: str) -> mistakes.Solution:
-        if lab_id not in cache:
-            cache[lab_id] = mistakes.Solution(lab_id)
-        return cache[lab_id]
-
-    return get
 
 
 def _failure(solution, grade_id):
