@@ -6,8 +6,9 @@ así que ``nbgrader release_feedback`` la reparte igual. El cuaderno pasa por el
 filtro que usan ``nbgrader generate_feedback`` y Formgrader
 (``course.grading.feedback.SafeFeedback``, con la configuración de
 ``nbgrader_config.py``): sin el código ni las salidas de las pruebas ocultas y con las
-salidas recortadas. Encima, un resumen con los puntos de cada prueba y el mensaje de las
-visibles. Las notas manuales puestas en Formgrader se toman de ``gradebook.db`` cuando
+salidas recortadas. Encima, un resumen con los puntos de cada prueba, el mensaje de las
+visibles y, de las ocultas que fallan, solo el error típico y la pista que el calificador
+dejó para mostrar (``course.grading.diagnosis``). Las notas manuales puestas en Formgrader se toman de ``gradebook.db`` cuando
 existen.
 """
 
@@ -56,12 +57,12 @@ def run(
             continue
         graded = root / "autograded" / result.student / result.lab / f"{result.lab}.ipynb"
         notebook = nbformat.read(graded, 4) if graded.exists() and not result.error else None
-        hidden = _hidden_ids(notebook)
+        hidden, named = _hidden_ids(notebook), _diagnoses(notebook)
         if notebook is not None:
             notebook, _ = safe.preprocess(notebook, {})
         target = root / "feedback" / result.student / result.lab / f"{result.lab}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(result, notebook, hidden), encoding="utf-8")
+        target.write_text(render(result, notebook, hidden, named), encoding="utf-8")
         written += 1
     print(f"{written} devoluciones escritas en feedback/.")
     return 0
@@ -96,13 +97,25 @@ def _hidden_ids(notebook: "nbformat.NotebookNode | None") -> set[str]:
     }
 
 
+def _diagnoses(notebook: "nbformat.NotebookNode | None") -> dict[str, list[str]]:
+    """Grade id -> frases que el calificador dejó para mostrar de cada prueba que falló."""
+    from course.grading.feedback import diagnosed
+
+    cells = notebook.cells if notebook is not None else []
+    found = {notebooks.grade_id(cell): diagnosed(cell) for cell in cells}
+    return {grade_id: said for grade_id, said in found.items() if grade_id and said}
+
+
 def _points(value) -> str:
     return "pendiente" if value is None else f"{value:g}"
 
 
-def summary(result: "Result", hidden: set[str]) -> str:
-    """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje (el de
-    las pruebas ocultas, ``hidden`` o ``*_oculta``, no: puede citar la referencia)."""
+def summary(result: "Result", hidden: set[str], named: dict[str, list[str]] | None = None) -> str:
+    """Tabla HTML en español: cada prueba con sus puntos y, si falló, su mensaje.
+
+    El de las pruebas ocultas (``hidden`` o ``*_oculta``) no, que puede citar la
+    referencia: solo las frases de ``named`` (error típico y pista, sin valores).
+    """
     lab = labs.LABS[result.lab]
     rows = []
     for cell in result.cells:
@@ -115,7 +128,12 @@ def summary(result: "Result", hidden: set[str]) -> str:
         ok = cell.points is not None and cell.points >= cell.max_points
         message = student_message(cell.message, 500) if not ok else ""
         if secret and not ok:
-            message = "no superada (las pruebas ocultas no muestran su mensaje)"
+            said = (named or {}).get(cell.grade_id)
+            message = (
+                "no superada: " + " ".join(said)
+                if said
+                else "no superada (las pruebas ocultas no muestran su mensaje)"
+            )
         rows.append(
             f"<tr class='{'ok' if ok else 'fallo'}'><td>{html.escape(cell.grade_id)}</td>"
             f"<td>{kind}</td><td>{_points(cell.points)} / {cell.max_points:g}</td>"
@@ -146,9 +164,14 @@ STYLE = (
 )
 
 
-def render(result: "Result", notebook: "nbformat.NotebookNode | None", hidden: set[str]) -> str:
+def render(
+    result: "Result",
+    notebook: "nbformat.NotebookNode | None",
+    hidden: set[str],
+    named: dict[str, list[str]] | None = None,
+) -> str:
     """La página: el resumen y, debajo, ``notebook`` ya filtrado por ``SafeFeedback``."""
-    top = f"{STYLE}<div class='resumen'>{summary(result, hidden)}</div>"
+    top = f"{STYLE}<div class='resumen'>{summary(result, hidden, named)}</div>"
     if notebook is None:
         return f"<!DOCTYPE html><html lang='es'><meta charset='utf-8'><body>{top}</body></html>"
     from nbconvert import HTMLExporter

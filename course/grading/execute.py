@@ -32,7 +32,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Any, Bool, Integer, List, Unicode
 
 from course import notebooks
-from course.grading import kernel_view
+from course.grading import diagnosis, kernel_view
 from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
 from course.grading.limits import GraderClock, GraderTimeout, memory_cap, private_tempdir
@@ -123,6 +123,7 @@ class TrustedExecute(Execute):
             raise self._failure(kernel_view.explained(problem))
 
     def preprocess_cell(self, cell, resources, index):
+        diagnosis.forget(cell)  # el de una entrega no cuenta
         if cell.cell_type != "code" or not cell.source.strip():
             return cell, resources
         cell.outputs = []
@@ -226,6 +227,7 @@ class TrustedExecute(Execute):
             # StudentError, KernelLost o la excepción integrada que el núcleo dice haber
             # lanzado (``{"error": ["AssertionError", ""]}``): falla esta celda, no el cuaderno.
             cell.outputs = [_error(*_describe(error))]
+            diagnosis.record(cell, error)
             return
         stdout = io.StringIO()
         with (
@@ -244,12 +246,14 @@ class TrustedExecute(Execute):
                 error = ("MemoriaAgotada", GRADER_MEMORY.format(self.grader_memory / GIB))
             except Exception as raised:  # noqa: BLE001 (el fallo de la prueba es su resultado)
                 error = _describe(raised)
+                diagnosis.record(cell, raised)  # lo que puede decir si es oculta
         if stdout.getvalue():
             cell.outputs.append(
                 nbformat.v4.new_output("stream", name="stdout", text=stdout.getvalue())
             )
         if error is not None:
             cell.outputs.append(_error(*error))
+            cell.metadata.setdefault(diagnosis.KEY, [])
 
     def _ask_kernel(self, code: str) -> str:
         if self._lost:

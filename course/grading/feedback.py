@@ -13,7 +13,9 @@ Qué quita:
   (marcadores incluidos), sustituidas por :data:`REMOVED`;
 - todas las salidas de las celdas de pruebas ocultas (ver :func:`is_hidden_test`): ni la
   salida estándar ni el mensaje de error, que puede citar valores de la referencia. Sus
-  puntos los muestra la página;
+  puntos los muestra la página; si la prueba falló, una nota en español lo dice con lo
+  único que el calificador dejó para mostrar (:mod:`course.grading.diagnosis`): el nombre
+  del error típico y la pista, sin valores;
 - de las demás celdas de código, lo que pase de ``max_text_bytes`` bytes de texto
   (salidas de texto, errores, HTML…) o de ``max_image_bytes`` bytes de imágenes (tal como
   van incrustadas en la página), con una nota en español donde se cortó;
@@ -35,12 +37,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, List
 
 from course import notebooks
+from course.grading.diagnosis import KEY
 from course.grading.outputs import MAX_IMAGE_BYTES, MAX_OUTPUT_BYTES, cap
 from course.grading.sanitize import SanitizeStudentHTML
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # los delimitadores de nbgrader
 REMOVED = "# Pruebas ocultas: su código y su salida no se muestran; sus puntos, sí."
 TRUNCATED = "\n[… salida recortada en la devolución …]"
+FAILED = (
+    "Prueba oculta no superada. Su mensaje no se muestra (puede citar valores de la referencia)"
+)
 
 
 def is_hidden_test(cell: NotebookNode) -> bool:
@@ -67,6 +73,23 @@ def strip_hidden_source(source: str) -> str:
     return "\n".join(lines)
 
 
+def diagnosed(cell: NotebookNode) -> list[str] | None:
+    """Las frases que el calificador dejó en una prueba que falló; ``None`` si no falló."""
+    found = cell.metadata.get(KEY)
+    if not isinstance(found, list):
+        return None
+    return [sentence for sentence in found if isinstance(sentence, str)]
+
+
+def hidden_note(cell: NotebookNode) -> list:
+    """La salida de una prueba oculta en la devolución: nada si pasó; si falló, la nota."""
+    found = diagnosed(cell)
+    if found is None:
+        return []
+    lines = [FAILED + (", pero el calificador reconoce esto:" if found else "."), *found]
+    return [new_output("stream", name="stderr", text="\n".join(lines) + "\n")]
+
+
 class SafeFeedback(NbGraderPreprocessor):
     """Quita de la devolución las pruebas ocultas, el HTML activo y recorta las salidas."""
 
@@ -91,7 +114,8 @@ class SafeFeedback(NbGraderPreprocessor):
         if BEGIN in cell.source or END in cell.source:
             cell.source = strip_hidden_source(cell.source)
         if cell.cell_type == "code":
-            cell.outputs = [] if hidden else self._capped(cell.outputs)
+            cell.outputs = hidden_note(cell) if hidden else self._capped(cell.outputs)
+        cell.metadata.pop(KEY, None)
         return cell, resources
 
     def _capped(self, outputs: list) -> list:
