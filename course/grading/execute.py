@@ -64,6 +64,7 @@ class TrustedExecute(Execute):
         4 * GIB, help="bytes de memoria virtual que el calificador puede sumar al calificar"
     ).tag(config=True)
     report = Any(None, help="diccionario donde se anota un fallo del calificador").tag(config=True)
+    warm = Any(None, help="núcleo adelantado (course.grading.pool)").tag(config=True)
     # Tras la respuesta del núcleo, espera a sus últimas salidas; con la máquina cargada y
     # salidas grandes, los 4 s de nbclient se quedan cortos y la celda se perdería.
     iopub_timeout = Integer(20).tag(config=True)
@@ -89,6 +90,8 @@ class TrustedExecute(Execute):
         with scratch, memory_cap(self.grader_memory):
             exec(compile(self.setup_source, "<preparación>", "exec"), self._namespace)
             try:
+                if self.warm is not None:  # es de esta entrega; quien lo adelantó lo destruye
+                    km = self.warm.take()
                 return super().preprocess(nb, resources, km)
             except DeadKernelError:  # al cerrar un núcleo ya muerto
                 return self.nb, self.resources

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import uuid
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -28,7 +29,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from course import notebooks
-from course.grading import integrity, results, sandbox
+from course.grading import integrity, pool, results, sandbox
 from course.grading.execute import TrustedExecute
 from course.grading.kernel_view import GradingFailure
 from course.labs import NOT_GRADED, REPO, CourseError, Lab, cache_root
@@ -128,46 +129,87 @@ def grade_notebook(
     ``sandboxed=False`` el núcleo no se aísla (solo si bubblewrap no está disponible: el
     cuaderno podría leer las soluciones y escribir donde quiera).
     """
+    with staged(path, lab, sandboxed, limits) as stage:
+        return grade_staged(stage, timeout, keep, notebook_timeout)
+
+
+@dataclass
+class Staged:
+    """Una entrega lista para calificar; su núcleo (``warm``) ya está arrancando."""
+
+    lab: Lab
+    root: Path  # curso temporal con la entrega en ``submitted/``
+    trusted: Config  # configuración de ``TrustedExecute`` y de la caja
+    findings: list
+    warm: pool.WarmKernel | None
+
+
+@contextlib.contextmanager
+def staged(
+    path: Path,
+    lab: Lab | None = None,
+    sandboxed: bool = True,
+    limits: sandbox.Limits | None = None,
+):
+    """Prepara la calificación de ``path`` y lanza ya su núcleo aislado.
+
+    El núcleo arranca en cuanto su caja está lista (``pool.WarmKernel``): la copia del
+    curso preparado, la restauración de celdas y el informe de integridad ocurren
+    mientras tanto, y en ``grade`` también la entrega anterior. Al salir, el núcleo se
+    destruye (usado o no, también si algo falló) y el curso temporal se borra.
+    """
     if sandboxed and sandbox.available():
         raise CourseError(f"No se puede aislar el cuaderno: {sandbox.available()}.")
     notebook = read_notebook(path)
     lab = lab or identify(notebook)
     source = nbformat.read(lab.source, 4)
-    findings = integrity.scan(notebook, grade_ids(source), original=source)
-    with (
-        tempfile.TemporaryDirectory(prefix="course-check-") as tmp,
-        tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent()) as runtime,
-    ):
-        root = Path(tmp) / "curso"
-        shutil.copytree(prepared_course(lab), root)
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-check-")))
+        runtime = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent())
+        )
+        root = tmp / "curso"
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
-        release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
-        cleaned = restored(notebook, release)
-        nbformat.write(cleaned, submitted / f"{lab.id}.ipynb")
         _copy_outputs(path.parent, submitted, lab)
-        trusted = _trusted_config(
-            lab, source, submitted, Path(tmp), Path(runtime), sandboxed, limits
-        )
-        if notebook_timeout is not None:
-            trusted.TrustedExecute.notebook_timeout = notebook_timeout
-        report: dict = {}
-        trusted.TrustedExecute.report = report
-        with _quiet_stderr():
-            result = _api(root, timeout, trusted).autograde(
-                lab.id, STUDENT, force=True, create=True
-            )
-        if report.get("failure"):  # un fallo del calificador: sin nota, nunca un 0
-            raise GradingFailure(f"No se pudo calificar: {report['failure']}")
-        _run(result, "calificar")
-        graded = _collect(root, lab)
-        graded.findings = findings
-        if keep is not None:  # copia aparte y renombre: nunca queda un cuaderno a medias
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            temporary = keep.with_name(f"{keep.name}.{os.getpid()}.tmp")
-            shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
-            temporary.replace(keep)
-        return graded
+        trusted = _trusted_config(lab, source, submitted, tmp, Path(runtime), sandboxed, limits)
+        warm = None
+        if sandboxed:
+            warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)
+            stack.callback(warm.destroy)  # antes de borrar sus carpetas (orden inverso)
+            trusted.TrustedExecute.warm = warm
+        shutil.copytree(prepared_course(lab), root, dirs_exist_ok=True)
+        release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
+        nbformat.write(restored(notebook, release), submitted / f"{lab.id}.ipynb")
+        findings = integrity.scan(notebook, grade_ids(source), original=source)
+        yield Staged(lab, root, trusted, findings, warm)
+
+
+def grade_staged(
+    stage: Staged,
+    timeout: int | None = None,
+    keep: Path | None = None,
+    notebook_timeout: int | None = None,
+) -> results.Result:
+    """Califica la entrega de :func:`staged` (argumentos como :func:`grade_notebook`)."""
+    lab, root, trusted = stage.lab, stage.root, stage.trusted
+    if notebook_timeout is not None:
+        trusted.TrustedExecute.notebook_timeout = notebook_timeout
+    report: dict = {}
+    trusted.TrustedExecute.report = report
+    with _quiet_stderr():
+        result = _api(root, timeout, trusted).autograde(lab.id, STUDENT, force=True, create=True)
+    if report.get("failure"):  # un fallo del calificador: sin nota, nunca un 0
+        raise GradingFailure(f"No se pudo calificar: {report['failure']}")
+    _run(result, "calificar")
+    graded = _collect(root, lab)
+    graded.findings = stage.findings
+    if keep is not None:  # copia aparte y renombre: nunca queda un cuaderno a medias
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        temporary = keep.with_name(f"{keep.name}.{os.getpid()}.tmp")
+        shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
+        temporary.replace(keep)
+    return graded
 
 
 def _trusted_config(

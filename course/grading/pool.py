@@ -1,0 +1,93 @@
+"""Núcleos aislados arrancados por adelantado, cada uno para una sola entrega.
+
+Arrancar el núcleo dentro de ``bwrap`` e importar torch en él cuesta ≈ 2,4 s por entrega.
+:class:`WarmKernel` lanza el proceso en cuanto la caja de la entrega está lista y le pide
+que importe lo que importa la celda de preparación del curso, sin esperar respuesta: el
+núcleo arranca mientras el calificador prepara el curso temporal (``check``) o mientras
+califica la entrega anterior (``grade``).
+
+Lo que no cambia: un núcleo es de una entrega. Se entrega una sola vez
+(:meth:`WarmKernel.take`) y se destruye al terminar esa entrega, también si se rechazó o
+falló antes de usarlo (:meth:`WarmKernel.destroy`); nunca pasa a otro estudiante ni a otro
+laboratorio. Lo que se importa por adelantado es código del curso, antes que ninguna celda
+del estudiante, y sin dejar nombres en su espacio de nombres (``__import__``).
+"""
+
+import ast
+
+from jupyter_client.session import Session
+from jupyter_core.utils import run_sync
+from traitlets.config import Config
+
+from course.grading.sandbox import SandboxedKernelManager
+
+# nbclient arranca así los núcleos de Python: sin historial en disco.
+KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]
+ALWAYS = ("torch", "course.grading.agent")  # la sonda importa el agente antes que nada
+
+
+def preload_code(setup_source: str) -> str:
+    """Código que importa los módulos de la celda de preparación sin enlazar ningún nombre.
+
+    Un módulo que no se puede importar no detiene nada: la celda de preparación fallará
+    después igual que sin núcleo adelantado.
+    """
+    modules = list(ALWAYS)
+    try:
+        tree = ast.parse(setup_source)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.append(node.module)
+    lines = [f"    __import__({name!r})" for name in dict.fromkeys(modules)]
+    return "try:\n" + "\n".join(lines) + "\nexcept Exception:\n    pass\n"
+
+
+class WarmKernel:
+    """Un núcleo aislado ya lanzado para una entrega concreta; se usa una vez y se destruye."""
+
+    def __init__(self, config: Config, setup_source: str):
+        self.km = SandboxedKernelManager(config=config, kernel_name="python3")
+        self.error: Exception | None = None
+        self._client = None
+        self._taken = False
+        try:
+            run_sync(self.km.start_kernel)(extra_arguments=KERNEL_ARGUMENTS)
+            # Otra sesión: el canal de órdenes se identifica con el id de sesión, y con el
+            # mismo id el núcleo mandaría las respuestas de nbclient a este cliente.
+            mine = self.km.session
+            session = Session(key=mine.key, signature_scheme=mine.signature_scheme)
+            self._client = self.km.client(session=session)
+            self._client.start_channels(iopub=False, stdin=False, hb=False, control=False)
+            code = preload_code(setup_source)
+            self._client.execute(code, silent=True, store_history=False, allow_stdin=False)
+        except Exception as error:  # noqa: BLE001 (se informa al usarlo, como sin adelanto)
+            self.error = error
+
+    def __deepcopy__(self, memo) -> "WarmKernel":
+        """traitlets copia cada valor de configuración; una copia sería otro núcleo a medias."""
+        return self
+
+    def take(self) -> SandboxedKernelManager:
+        """El gestor del núcleo, una sola vez; si no arrancó, la excepción de su arranque."""
+        if self._taken:
+            raise RuntimeError("un núcleo adelantado solo sirve para una entrega")
+        self._taken = True
+        if self.error is not None:
+            raise self.error
+        return self.km
+
+    def destroy(self) -> None:
+        """Mata el núcleo (y con ``bwrap`` todo lo que lanzó) y cierra sus canales."""
+        self._taken = True
+        if self._client is not None:
+            self._client.stop_channels()
+            self._client = None
+        try:
+            if self.km.has_kernel:
+                run_sync(self.km.shutdown_kernel)(now=True)
+        finally:
+            run_sync(self.km.cleanup_resources)()
