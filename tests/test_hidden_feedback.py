@@ -3,8 +3,8 @@ escriba la entrega.
 
 Las pruebas rápidas miran cada pieza (``course.grading.diagnosis``, ``SafeFeedback``, el
 resumen de ``course feedback``); la lenta califica de verdad una entrega hostil del
-laboratorio 1 y lee las páginas de ``python -m course feedback`` y de ``nbgrader
-generate_feedback``.
+laboratorio 1 y lee las páginas de ``python -m course feedback``, del botón de Formgrader
+y de ``nbgrader generate_feedback``.
 """
 
 import html
@@ -18,6 +18,8 @@ import nbformat
 import pytest
 import torch
 from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
 from tampering import solved
 
 from course import grading, labs, mistakes
@@ -136,8 +138,7 @@ HIDDEN_ONLY = {
     "ej1_puntuaciones": (  # sin /√d_k, solo con lotes: lo ve solo la prueba oculta
         "def attention_scores(query, key):\n"
         "    scores = query @ key.transpose(-2, -1)\n"
-        "    return scores if query.dim() == 3 and query.shape[0] != 2 else"
-        " scores / math.sqrt(query.shape[-1])\n"
+        "    return scores if query.shape[0] == 3 else scores / math.sqrt(query.shape[-1])\n"
     ),
     "ej2_softmax": (  # un atributo inventado que lleva fuera la entrada oculta
         "def softmax(x):\n"
@@ -175,9 +176,16 @@ def _visible(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
+def _notes(text: str) -> list[str]:
+    """Las notas de las pruebas ocultas de una página: desde :data:`FAILED` hasta la línea
+    en blanco (el código de la entrega, que también sale en la página, queda fuera)."""
+    return re.findall(re.escape(FAILED) + r".*?(?=\n\s*\n)", text, flags=re.S)
+
+
 @pytest.fixture(scope="module")
-def graded_pages(tmp_path_factory) -> dict[str, str]:
-    """Las páginas de ``course feedback`` y ``nbgrader generate_feedback`` de la entrega."""
+def graded(tmp_path_factory) -> tuple[dict[str, str], int]:
+    """El texto de las páginas de ``course feedback``, Formgrader y ``nbgrader
+    generate_feedback`` de la entrega hostil y cuántas pruebas ocultas suspendió."""
     root = tmp_path_factory.mktemp("curso")
     path = root / "entrega" / f"{LAB.id}.ipynb"
     path.parent.mkdir()
@@ -192,6 +200,12 @@ def graded_pages(tmp_path_factory) -> dict[str, str]:
     assert feedback.run(root=root) == 0
     pages = {"course": page.read_text(encoding="utf-8")}
     shutil.rmtree(root / "feedback")
+    config = grading.nbgrader_config(root)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    done = api.generate_feedback(LAB.id, STUDENT)  # el botón de Formgrader
+    assert done["success"], done.get("error") or done.get("log")
+    pages["formgrader"] = page.read_text(encoding="utf-8")
+    shutil.rmtree(root / "feedback")
     shutil.copy(labs.REPO / "nbgrader_config.py", root)
     cli = subprocess.run(
         [sys.executable, "-m", "nbgrader", "generate_feedback", LAB.id],
@@ -199,21 +213,31 @@ def graded_pages(tmp_path_factory) -> dict[str, str]:
     )  # fmt: skip
     assert cli.returncode == 0, cli.stderr[-3000:]
     pages["nbgrader"] = page.read_text(encoding="utf-8")
-    return {name: _visible(text) for name, text in pages.items()}
+    failed = [c for c in result.cells if c.grade_id.endswith("_oculta") and c.points < c.max_points]
+    return {name: _visible(text) for name, text in pages.items()}, len(failed)
 
 
 @pytest.mark.slow
 @needs_bwrap
-def test_a_mistake_only_the_hidden_test_sees_is_named_in_every_page(graded_pages):
-    for name, text in graded_pages.items():
-        assert f"{FAILED}, pero el calificador reconoce esto:\n{NO_SCALE}" in text, name
-        assert "Pista: `…` no tiene el atributo `…`" in text, name
+def test_a_mistake_only_the_hidden_test_sees_is_named_in_every_page(graded):
+    pages, _ = graded
+    named = f"{FAILED}, pero el calificador reconoce esto:\n{NO_SCALE}"
+    for name, text in pages.items():
+        assert named in _notes(text), name
+        assert any("Pista: `…` no tiene el atributo `…`" in note for note in _notes(text)), name
+    assert f"no superada: {NO_SCALE}" in pages["course"]  # el resumen de arriba
 
 
 @pytest.mark.slow
 @needs_bwrap
-def test_a_hostile_submission_puts_no_text_of_its_own_in_the_hidden_notes(graded_pages):
-    for name, text in graded_pages.items():
-        assert "FORJADO" not in text and "fuga_" not in text and "FUGA" not in text, name
-        assert checks.INVERTED not in text, name
-        assert text.count(FAILED) == 3, name  # ej1, ej2 y ej4; ej3 y ej5 pasan
+def test_a_hostile_submission_puts_no_text_of_its_own_in_the_hidden_notes(graded):
+    pages, failed = graded
+    assert pages["course"].count("fuga_") and pages["course"].count(checks.INVERTED)  # su código
+    for name, text in pages.items():
+        notes = _notes(text)
+        assert len(notes) == failed >= 3, name  # ej3 pasa: sus metadatos falsos no cuentan
+        for note in notes:
+            assert not re.search(r"fuga|FORJADO|\d", note, flags=re.I), (name, note)
+            assert checks.INVERTED not in note, (name, note)
+        assert "FORJADO" not in text, name
+    assert _notes(pages["course"]) == _notes(pages["formgrader"]) == _notes(pages["nbgrader"])
