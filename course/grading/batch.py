@@ -18,14 +18,16 @@ un zip y ``submitted/``, dos cuadernos sin ``<lab>.ipynb``) quedan como error qu
 nombra: no se elige ninguna. Cada cuaderno se lee sin seguir enlaces y solo si es un
 archivo normal de un solo nombre; lo demás es un error de esa entrega.
 
-Diseño: cada proceso de trabajo importa nbgrader una vez y califica cada entrega en su
-propio curso temporal (``course.grading.grade_notebook``), con su núcleo nuevo: nada
-se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
+Diseño: cada proceso de trabajo importa nbgrader una vez y califica series de entregas
+(:func:`grade_series`), cada una en su propio curso temporal
+(``course.grading.grade_notebook``) y con su núcleo nuevo, que arranca mientras se
+califica la anterior (``course.grading.pool``): nada se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
 ``calificacion.json``; quien llama (el proceso principal, el único que escribe en
 ``gradebook.db``) une después los resultados (``course.grading.results.merge``). Una
 entrega rota se anota como error y no detiene las demás.
 """
 
+import contextlib
 import re
 import sys
 import tempfile
@@ -303,18 +305,104 @@ def grade_all(
 def _pool_round(tasks, autograded, jobs, settings, bar) -> tuple[list, list[Task]]:
     done, broken = [], []
     with ProcessPoolExecutor(max(1, min(jobs, len(tasks))), initializer=init_worker) as pool:
-        futures = {pool.submit(grade_one, t, autograded, settings): t for t in tasks}
+        futures = {
+            pool.submit(grade_series, series, autograded, settings): series
+            for series in split_series(tasks, jobs)
+        }
         for future in as_completed(futures):
-            task = futures[future]
+            series = futures[future]
             try:
-                result = future.result()
+                finished = future.result()
             except BrokenProcessPool:
-                broken.append(task)
+                broken += series
                 continue
-            done.append(result)
-            bar.set_postfix_str(printable(f"{task.student} · {task.lab}"), refresh=False)
-            bar.update()
+            done += finished
+            last = series[-1]
+            bar.set_postfix_str(printable(f"{last.student} · {last.lab}"), refresh=False)
+            bar.update(len(finished))
     return done, broken
+
+
+SERIES_PER_WORKER = 2  # más series reparten mejor; más largas adelantan más núcleos
+
+
+def split_series(tasks: list[Task], jobs: int) -> list[list[Task]]:
+    """``tasks`` en series consecutivas de tamaños que difieren como mucho en 1.
+
+    Cada serie la califica un proceso seguida (:func:`grade_series`), para arrancar el
+    núcleo de la entrega siguiente mientras califica la actual. Con
+    ``SERIES_PER_WORKER`` series por proceso, el que acaba antes toma otra.
+    """
+    count = max(1, min(len(tasks), jobs * SERIES_PER_WORKER))
+    size, extra = divmod(len(tasks), count)
+    series, start = [], 0
+    for index in range(count):
+        end = start + size + (index < extra)
+        series.append(tasks[start:end])
+        start = end
+    return [chunk for chunk in series if chunk]
+
+
+def grade_series(
+    tasks: list[Task], autograded: Path, settings: Settings | None = None
+) -> list[results.Result]:
+    """Califica ``tasks`` en orden; mientras califica una, el núcleo de la siguiente arranca.
+
+    Cada núcleo adelantado es de su entrega (:class:`_Ahead`) y se destruye al terminarla,
+    pase lo que pase: nunca califica a otra.
+    """
+    settings = settings or Settings()
+    done = []
+    ahead = _Ahead(tasks[0], settings) if tasks else None
+    try:
+        for index, task in enumerate(tasks):
+            current = ahead
+            ahead = _Ahead(tasks[index + 1], settings) if index + 1 < len(tasks) else None
+            try:
+                done.append(grade_one(task, autograded, settings, current))
+            finally:
+                current.close()
+    finally:
+        if ahead is not None:
+            ahead.close()
+    return done
+
+
+class _Ahead:
+    """Una entrega preparada antes de su turno: su copia y su núcleo aislado ya lanzado.
+
+    Si la copia se rechaza, el error se guarda para :func:`grade_one`; si la preparación
+    del curso falla, ``stage`` queda vacío y ``grade_notebook`` lo intentará de nuevo y
+    dará el error en su turno.
+    """
+
+    def __init__(self, task: Task, settings: Settings):
+        from course.grading import runner, sandbox
+
+        self._stack = contextlib.ExitStack()
+        self.path: Path | None = None
+        self.stage = None
+        self.refused: Exception | None = None
+        if task.notebook is None:
+            return
+        folder = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="course-entrega-"))
+        try:
+            self.path = _staged(task, Path(folder))
+        except CourseError as refusal:
+            self.refused = refusal
+            return
+        if not settings.sandboxed or sandbox.available():
+            return
+        limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
+        try:
+            stage = runner.staged(self.path, labs.get(task.lab), True, limits)
+            self.stage = self._stack.enter_context(stage)
+        except Exception:  # noqa: BLE001 (se repite en su turno, y ahí se informa)
+            self.stage = None
+
+    def close(self) -> None:
+        """Destruye el núcleo (usado o no) y borra la copia."""
+        self._stack.close()
 
 
 def init_worker() -> None:
@@ -331,8 +419,17 @@ def init_worker() -> None:
     torch.set_num_threads(1)
 
 
-def grade_one(task: Task, autograded: Path, settings: Settings | None = None) -> results.Result:
-    """Califica una entrega; cualquier fallo queda en ``Result.error``, nunca se propaga."""
+def grade_one(
+    task: Task,
+    autograded: Path,
+    settings: Settings | None = None,
+    ahead: "_Ahead | None" = None,
+) -> results.Result:
+    """Califica una entrega; cualquier fallo queda en ``Result.error``, nunca se propaga.
+
+    Con ``ahead`` (preparado para esta misma entrega) se usa su copia y su núcleo; si no,
+    se prepara aquí.
+    """
     from course import grading
     from course.grading import sandbox
 
@@ -346,11 +443,16 @@ def grade_one(task: Task, autograded: Path, settings: Settings | None = None) ->
         result.timestamp = _timestamp(task.notebook.parent, result.warnings)
         settings = settings or Settings()
         limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
-        with tempfile.TemporaryDirectory(prefix="course-entrega-") as staging:
+        with contextlib.ExitStack() as stack:
+            if ahead is None:
+                ahead = _Ahead(task, settings)
+                stack.callback(ahead.close)
+            if ahead.refused is not None:
+                raise ahead.refused
             graded = grading.grade_notebook(
-                _staged(task, Path(staging)), labs.get(task.lab), settings.timeout, keep=keep,
+                ahead.path, labs.get(task.lab), settings.timeout, keep=keep,
                 sandboxed=settings.sandboxed, limits=limits,
-                notebook_timeout=settings.notebook_timeout,
+                notebook_timeout=settings.notebook_timeout, stage=ahead.stage,
             )  # fmt: skip
         result.cells = graded.cells
         result.findings = list(graded.findings)

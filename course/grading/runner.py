@@ -120,6 +120,7 @@ def grade_notebook(
     sandboxed: bool = True,
     limits: sandbox.Limits | None = None,
     notebook_timeout: int | None = None,
+    stage: "Staged | None" = None,
 ) -> results.Result:
     """Califica con las pruebas ocultas una copia del cuaderno ``path``; no lo modifica.
 
@@ -127,8 +128,11 @@ def grade_notebook(
     el cuaderno calificado por nbgrader (con salidas) se copia a esa ruta. Con
     ``notebook_timeout`` limita los segundos del cuaderno entero. Con
     ``sandboxed=False`` el núcleo no se aísla (solo si bubblewrap no está disponible: el
-    cuaderno podría leer las soluciones y escribir donde quiera).
+    cuaderno podría leer las soluciones y escribir donde quiera). ``stage``, si ya se
+    preparó ``path`` con :func:`staged` (``grade`` lo hace durante la entrega anterior).
     """
+    if stage is not None:
+        return grade_staged(stage, timeout, keep, notebook_timeout)
     with staged(path, lab, sandboxed, limits) as stage:
         return grade_staged(stage, timeout, keep, notebook_timeout)
 
