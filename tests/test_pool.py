@@ -1,0 +1,133 @@
+"""Núcleos adelantados (``course.grading.pool``): uno por entrega, destruido al terminarla.
+
+``grade`` arranca el núcleo de la entrega siguiente mientras califica la actual. Estas
+pruebas comprueban que ese adelanto no abre una puerta entre estudiantes: la segunda
+entrega no ve nada de lo que dejó la primera, y un núcleo adelantado muere con su entrega
+aunque esta falle.
+"""
+
+import ast
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course import grading, labs
+from course.grading import batch, pool, sandbox
+
+LAB = labs.get("01_atencion")
+
+needs_bwrap = pytest.mark.skipif(
+    bool(sandbox.available()), reason=f"sin aislamiento aquí: {sandbox.available()}"
+)
+
+LEAVE = """\
+import torch
+open("/tmp/trabajo/huella.txt", "w").write("de ana")
+HUELLA_DE_ANA = 1
+torch.huella_de_ana = True
+torch.softmax = lambda *args, **kwargs: "trucado por ana"
+print("DEJADO", torch.softmax(1))
+"""
+
+LOOK = """\
+import os, torch
+print("VISTO", {
+    "archivo": os.path.exists("/tmp/trabajo/huella.txt"),
+    "global": "HUELLA_DE_ANA" in globals(),
+    "atributo": hasattr(torch, "huella_de_ana"),
+    "softmax": torch.softmax(torch.zeros(2), dim=0).tolist(),
+})
+"""
+
+
+def _submission(folder: Path, student: str, extra: str) -> batch.Task:
+    """La solución del lab. 1 con una celda propia más al final."""
+    notebook = nbformat.read(LAB.source, 4)
+    notebook.cells.append(nbformat.v4.new_code_cell(extra))
+    path = folder / "submitted" / student / LAB.id / f"{LAB.id}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    return batch.Task(student, LAB.id, path)
+
+
+def _printed(notebook: Path, marker: str) -> str:
+    for cell in nbformat.read(notebook, 4).cells:
+        for output in cell.get("outputs", []):
+            if output.get("name") == "stdout" and marker in output.get("text", ""):
+                return output["text"]
+    raise AssertionError(f"ninguna celda imprimió {marker}")
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_warm_kernel_never_sees_the_previous_submission(tmp_path):
+    tasks = [_submission(tmp_path, "ana", LEAVE), _submission(tmp_path, "bea", LOOK)]
+    out = tmp_path / "autograded"
+    done = {r.student: r for r in batch.grade_series(tasks, out, batch.Settings())}
+    assert not done["ana"].error and not done["bea"].error
+    assert done["bea"].auto_points == done["bea"].auto_max  # la solución sigue valiendo
+    seen = _printed(out / "bea" / LAB.id / f"{LAB.id}.ipynb", "VISTO")
+    found = ast.literal_eval(seen.split("VISTO", 1)[1].strip())
+    assert found == {"archivo": False, "global": False, "atributo": False, "softmax": [0.5, 0.5]}
+    left = _printed(out / "ana" / LAB.id / f"{LAB.id}.ipynb", "DEJADO")  # sí la dejó
+    assert "trucado por ana" in left
+
+
+def _alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "State:\tZ" not in status.read_text()
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_kernel_started_ahead_dies_with_its_failed_submission(tmp_path, monkeypatch):
+    started: list[pool.WarmKernel] = []
+
+    class Recorded(pool.WarmKernel):
+        def __init__(self, *args):
+            super().__init__(*args)
+            started.append(self)
+
+    alive_while_first_grades = []
+    pids = []
+
+    def failing(path, lab, timeout=None, keep=None, stage=None, **settings):
+        if not pids:  # mientras se califica ana, el núcleo de bea ya está en marcha
+            pids.extend(kernel.km.provisioner.process.pid for kernel in started)
+            alive_while_first_grades.extend(_alive(pid) for pid in pids)
+        raise RuntimeError("la calificación falló a propósito")
+
+    monkeypatch.setattr(pool, "WarmKernel", Recorded)
+    monkeypatch.setattr(grading, "grade_notebook", failing)
+    tasks = [_submission(tmp_path, s, "") for s in ("ana", "bea")]
+    done = batch.grade_series(tasks, tmp_path / "autograded", batch.Settings())
+    assert len(done) == 2 and all("a propósito" in r.error for r in done)
+    assert alive_while_first_grades == [True, True]
+    assert not any(_alive(pid) for pid in pids)
+    assert len(started) == 2 and not any(kernel.km.has_kernel for kernel in started)
+
+
+def test_preload_imports_the_setup_modules_without_binding_names():
+    code = pool.preload_code(
+        "import math\nimport torch.nn.functional as F\nfrom course.student import checks\n"
+    )
+    namespace: dict = {}
+    exec(code, namespace)
+    assert set(namespace) == {"__builtins__"}
+    for module in (
+        "torch",
+        "math",
+        "torch.nn.functional",
+        "course.student",
+        "course.grading.agent",
+    ):
+        assert f"__import__({module!r})" in code
+
+
+def test_series_cover_every_task_once_in_order_and_balance_two_workers():
+    tasks = [batch.Task(f"e{i}", LAB.id, None) for i in range(10)]
+    series = batch.split_series(tasks, 2)
+    assert [t for chunk in series for t in chunk] == tasks
+    assert sorted(len(chunk) for chunk in series) == [2, 2, 3, 3]
+    assert batch.split_series(tasks[:1], 2) == [tasks[:1]]
