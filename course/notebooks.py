@@ -33,7 +33,7 @@ def read(path: Path) -> nbformat.NotebookNode:
     except (ValueError, TypeError, AttributeError, KeyError, nbformat.ValidationError) as error:
         raise CourseError(
             f"«{path}» no es un cuaderno válido (JSON dañado o incompleto: {error})."
-            " Recupera una versión anterior (Archivo > Revertir a punto de control) o descarga"
+            " Recupera una versión anterior (Archivo > Devolver Cuaderno al punto de control…) o descarga"
             " de nuevo el cuaderno del laboratorio."
         ) from None
     return notebook

@@ -149,7 +149,7 @@ def summary(result: "Result", hidden: set[str], named: dict[str, list[str]] | No
     pending = result.pending_max
     return head + (
         f"<p>Puntos: <b>{result.auto_points:g} / {result.max_points:g}</b>"
-        + (f" ({pending:g} pendientes de corrección manual)" if pending else "")
+        + (f" ({pending:g} puntos pendientes de corrección manual)" if pending else "")
         + "</p><table><tr><th>celda</th><th>tipo</th><th>puntos</th><th>motivo</th></tr>"
         + "".join(rows)
         + "</table><h2>Tu cuaderno calificado</h2>"

@@ -39,7 +39,10 @@ def add_arguments(parser) -> None:
         help="zip del aula virtual, una carpeta por estudiante: <estudiante>/<lab>/<lab>.ipynb",
     )  # fmt: skip
     parser.add_argument(
-        "--jobs", type=int, metavar="N", help="procesos en paralelo (por omisión, los núcleos)"
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="procesos en paralelo (por omisión, uno por núcleo de CPU)",
     )
     parser.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
     parser.add_argument(

@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
     épocas, tope de minutos y tamaño del lote."""
     parser.add_argument(
         "--preset", choices=list(PRESETS), default="cpu", metavar="RECETA",
-        help="receta: gpu (una H100, ~10 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
+        help="receta: gpu (una H100, ~8 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
         " ~10 min, para una clase), corta (2 núcleos, ~3 min, para probar primero) o smoke"
         " (segundos); por omisión, cpu",
     )  # fmt: skip
@@ -55,7 +55,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="prueba de humo: pocos pasos con unos cientos de frases",
+        help="la receta smoke (pocos pasos con unos cientos de frases), con el nombre de la elegida",
     )
     parser.add_argument(
         "--out", metavar="CARPETA", help="carpeta de resultados (por omisión runs/RECETA)"
