@@ -4,13 +4,14 @@ Mide, en un curso temporal (el repositorio no se toca):
 
 1. todos los laboratorios de un estudiante (la solución de cada uno), con los procesos
    por omisión (uno por núcleo);
-2. una clase sintética de N estudiantes del laboratorio 1 (mitad soluciones, mitad
-   cuadernos sin tocar) con 1 y con 2 procesos, y la aceleración;
+2. clases sintéticas de 2, 10 y 30 estudiantes del laboratorio 1 (mitad soluciones, mitad
+   cuadernos sin tocar) con 1 y con 2 procesos: segundos por cuaderno (planos si la clase
+   crece) y la aceleración, con la carga media de la máquina en cada medida;
 3. lo que cuesta, dentro de cada entrega, arrancar un núcleo e importar torch en él
    (``jupyter_client``, mediana de 3), para saber qué parte del tiempo es inevitable
    mientras cada estudiante tenga su propio núcleo.
 
-Uso: python bench/grade_many.py [--students 20] [--skip-labs] [--interleave]
+Uso: python bench/grade_many.py [--students 2,10,30] [--skip-labs] [--interleave]
 """
 
 import os
@@ -64,10 +65,38 @@ def kernel_and_torch_seconds(repeat: int = 3) -> tuple[float, float]:
     return statistics.median(starts), statistics.median(imports)
 
 
+def class_row(lab: labs.Lab, students: int, interleave: bool) -> list[float]:
+    """Mide una clase de ``students`` con 1 y 2 procesos; devuelve los segundos de cada
+    entrega con 1 proceso."""
+    synthetic = {
+        (f"e{i:02d}", lab.id): (lab.source if i % 2 else lab.release) for i in range(students)
+    }
+    # Orden 1, 2, 2, 1: una carga ajena que sube o baja poco a poco afecta igual a ambos.
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    loads, per_submission = [], []
+    for jobs in (1, 2, 2, 1) if interleave else (1, 2):
+        loads.append(os.getloadavg()[0])
+        elapsed, done = timed_grading(synthetic, jobs)
+        seconds[jobs].append(elapsed)
+        if jobs == 1:
+            per_submission += [r.seconds for r in done]
+    loads.append(os.getloadavg()[0])
+    one, two = statistics.mean(seconds[1]), statistics.mean(seconds[2])
+    print(f"\n2. {students} estudiantes × {lab.id}, carga media {min(loads):.1f}–{max(loads):.1f}")
+    print(f"   1 proceso : {one:.1f} s ({one / students:.2f} s por cuaderno)")
+    print(f"   2 procesos: {two:.1f} s ({two / students:.2f} s por cuaderno)")
+    print(f"   aceleración: {one / two:.2f}×")
+    return per_submission
+
+
 def main() -> None:
     parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--students", type=int, default=20, metavar="N", help="estudiantes de la clase sintética"
+        "--students",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[2, 10, 30],
+        metavar="N,M",
+        help="tamaños de las clases sintéticas",
     )
     parser.add_argument("--skip-labs", action="store_true", help="sin la medida 1")
     parser.add_argument(
@@ -92,23 +121,10 @@ def main() -> None:
             print(f"   {result.lab}: {result.seconds:.1f} s en su proceso")
 
     lab = labs.get("01_atencion")
-    synthetic = {
-        (f"e{i:02d}", lab.id): (lab.source if i % 2 else lab.release) for i in range(args.students)
-    }
-    # Orden 1, 2, 2, 1: una carga ajena que sube o baja poco a poco afecta igual a ambos.
-    seconds = {1: [], 2: []}
     per_submission = []
-    for jobs in (1, 2, 2, 1) if args.interleave else (1, 2):
-        elapsed, done = timed_grading(synthetic, jobs)
-        seconds[jobs].append(elapsed)
-        if jobs == 1:
-            per_submission += [r.seconds for r in done]
-    one_worker, two_workers = statistics.mean(seconds[1]), statistics.mean(seconds[2])
-    per = statistics.mean(per_submission)
-    print(f"\n2. {args.students} estudiantes × {lab.id}")
-    print(f"   1 proceso : {one_worker:.1f} s ({one_worker / args.students:.2f} s por entrega)")
-    print(f"   2 procesos: {two_workers:.1f} s ({two_workers / args.students:.2f} s por entrega)")
-    print(f"   aceleración: {one_worker / two_workers:.2f}×")
+    for students in args.students:
+        per_submission += class_row(lab, students, args.interleave)
+    per = statistics.median(per_submission)
 
     start, torch_import = kernel_and_torch_seconds()
     share = (start + torch_import) / per
