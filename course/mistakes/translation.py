@@ -129,6 +129,15 @@ def step_without_optimizer_step(model, batch, optimizer, scheduler, pad_idx, smo
     return loss.item()
 
 
+def step_target_tgt_in(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm):
+    model.train()
+    src, tgt_in, _ = batch
+    kwargs = {"ignore_index": pad_idx, "label_smoothing": smoothing}
+    loss = _loss(model, (src, tgt_in, tgt_in), pad_idx, **kwargs)
+    _update(model, loss, optimizer, scheduler, clip_norm)
+    return loss.item()
+
+
 def step_returning_tensor(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm):
     model.train()
     loss = _loss(model, batch, pad_idx, ignore_index=pad_idx, label_smoothing=smoothing)
@@ -278,6 +287,7 @@ PADDING_COUNTED = "¿Cuentas las posiciones de relleno? La media es por token qu
 PERPLEXITY_BASE = (
     "La perplejidad es e^pérdida (math.exp): la entropía cruzada usa logaritmo natural."
 )
+TARGET_TGT_IN = "¿Comparas con tgt_in? El objetivo es tgt_out: el siguiente token de cada posición."
 SENTENCE_MEAN = "¿Promedias el BLEU de cada frase? Es un BLEU de corpus."
 
 MISTAKES = [
@@ -428,11 +438,12 @@ MISTAKES = [
     ),
     Mistake("ej4_evaluacion", "evaluate", evaluate_counting_padding, PADDING_COUNTED),
     Mistake("ej4_evaluacion", "evaluate", evaluate_dividing_by_all_positions, PADDING_COUNTED),
+    Mistake("ej3_paso", "train_step", step_target_tgt_in, TARGET_TGT_IN),
     Mistake(
         "ej4_evaluacion",
         "evaluate",
         evaluate_target_tgt_in,
-        "¿Comparas con tgt_in? El objetivo es tgt_out: el siguiente token de cada posición.",
+        TARGET_TGT_IN,
     ),
     Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_2, PERPLEXITY_BASE),
     Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_10, PERPLEXITY_BASE),
