@@ -251,6 +251,7 @@ def test_jupyter_es_writes_spanish_overrides_and_keeps_other_settings(tmp_path):
     assert data["otra:extension"] == {"x": 1} and jupyter_es.is_spanish(str(tmp_path))
 
 
+@pytest.mark.slow  # doctor arranca un núcleo (y uno aislado) para comprobarlos
 def test_doctor_says_what_to_fix(monkeypatch, capsys):
     monkeypatch.setattr(doctor, "pins", lambda: {"torch": "0.0.1", "paquete-que-no-existe": "1.0"})
     assert doctor.run() == 1
