@@ -34,14 +34,20 @@ def run(notebook: str, lab_id: str | None) -> int:
         from course.student import visible
 
         return visible.run(Path(notebook), lab_id)
-    from course import grading
-    from course.grading import sandbox
+    from course.grading import sandbox, staging
 
     lab = labs.get(lab_id) if lab_id else None
     reason = sandbox.available()
     if reason:
         print(f"aviso: califico sin aislamiento ({reason}); {sandbox.RISK}.", file=sys.stderr)
-    result = grading.grade_notebook(Path(notebook), lab, sandboxed=not reason)
+        from course import grading
+
+        result = grading.grade_notebook(Path(notebook), lab, sandboxed=False)
+    else:  # el núcleo arranca mientras se importa nbgrader (``course.grading.staging``)
+        with staging.staged(Path(notebook), lab) as stage:
+            from course import grading
+
+            result = grading.grade_notebook(Path(notebook), stage.lab, stage=stage)
     print(printable(report(result), multiline=True))
     return 0
 

@@ -377,7 +377,7 @@ class _Ahead:
     """
 
     def __init__(self, task: Task, settings: Settings):
-        from course.grading import runner, sandbox
+        from course.grading import sandbox, staging
 
         self._stack = contextlib.ExitStack()
         self.path: Path | None = None
@@ -395,7 +395,7 @@ class _Ahead:
             return
         limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
         try:
-            stage = runner.staged(self.path, labs.get(task.lab), True, limits)
+            stage = staging.staged(self.path, labs.get(task.lab), True, limits)
             self.stage = self._stack.enter_context(stage)
         except Exception:  # noqa: BLE001 (se repite en su turno, y ahí se informa)
             self.stage = None

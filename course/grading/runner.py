@@ -6,14 +6,11 @@ libro de notas del instructor nunca se tocan.
 """
 
 import contextlib
-import copy
 import hashlib
 import os
 import shutil
 import tempfile
-import uuid
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -29,14 +26,20 @@ from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from course import notebooks
-from course.grading import integrity, pool, results, sandbox
+from course.grading import results, sandbox
 from course.grading.execute import TrustedExecute
 from course.grading.kernel_view import GradingFailure
-from course.labs import NOT_GRADED, REPO, CourseError, Lab, cache_root
-from course.notebooks import grade_ids
-from course.notebooks import read as read_notebook
-
-STUDENT = "estudiante"
+from course.grading.staging import (  # noqa: F401 (nombres de siempre de runner)
+    MISSING,
+    STUDENT,
+    Staged,
+    identify,
+    restored,
+    staged,
+)
+from course.labs import REPO, CourseError, Lab, cache_root
+from course.notebooks import grade_ids  # noqa: F401 (course.grading la exporta)
+from course.notebooks import read as read_notebook  # noqa: F401
 
 
 def nbgrader_config(root: Path) -> Config:
@@ -107,11 +110,6 @@ def validate(path: Path, invert: bool = False) -> dict:
         return validator.validate(str(path))
 
 
-def identify(notebook: nbformat.NotebookNode) -> Lab:
-    """El laboratorio del cuaderno, comparado con los cuadernos de ``source/``."""
-    return notebooks.identify(notebook, "source")
-
-
 def grade_notebook(
     path: Path,
     lab: Lab | None = None,
@@ -135,58 +133,6 @@ def grade_notebook(
         return grade_staged(stage, timeout, keep, notebook_timeout)
     with staged(path, lab, sandboxed, limits) as stage:
         return grade_staged(stage, timeout, keep, notebook_timeout)
-
-
-@dataclass
-class Staged:
-    """Una entrega lista para calificar; su núcleo (``warm``) ya está arrancando."""
-
-    lab: Lab
-    root: Path  # curso temporal con la entrega en ``submitted/``
-    trusted: Config  # configuración de ``TrustedExecute`` y de la caja
-    findings: list
-    warm: pool.WarmKernel | None
-
-
-@contextlib.contextmanager
-def staged(
-    path: Path,
-    lab: Lab | None = None,
-    sandboxed: bool = True,
-    limits: sandbox.Limits | None = None,
-):
-    """Prepara la calificación de ``path`` y lanza ya su núcleo aislado.
-
-    El núcleo arranca en cuanto su caja está lista (``pool.WarmKernel``): la copia del
-    curso preparado, la restauración de celdas y el informe de integridad ocurren
-    mientras tanto, y en ``grade`` también la entrega anterior. Al salir, el núcleo se
-    destruye (usado o no, también si algo falló) y el curso temporal se borra.
-    """
-    if sandboxed and sandbox.available():
-        raise CourseError(f"No se puede aislar el cuaderno: {sandbox.available()}.")
-    notebook = read_notebook(path)
-    lab = lab or identify(notebook)
-    source = nbformat.read(lab.source, 4)
-    with contextlib.ExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-check-")))
-        runtime = stack.enter_context(
-            tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent())
-        )
-        root = tmp / "curso"
-        submitted = root / "submitted" / STUDENT / lab.id
-        submitted.mkdir(parents=True)
-        _copy_outputs(path.parent, submitted, lab)
-        trusted = _trusted_config(lab, source, submitted, tmp, Path(runtime), sandboxed, limits)
-        warm = None
-        if sandboxed:
-            warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)
-            stack.callback(warm.destroy)  # antes de borrar sus carpetas (orden inverso)
-            trusted.TrustedExecute.warm = warm
-        shutil.copytree(prepared_course(lab), root, dirs_exist_ok=True)
-        release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
-        nbformat.write(restored(notebook, release), submitted / f"{lab.id}.ipynb")
-        findings = integrity.scan(notebook, grade_ids(source), original=source)
-        yield Staged(lab, root, trusted, findings, warm)
 
 
 def grade_staged(
@@ -214,139 +160,6 @@ def grade_staged(
         shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
         temporary.replace(keep)
     return graded
-
-
-def _trusted_config(
-    lab: Lab,
-    source: nbformat.NotebookNode,
-    submitted: Path,
-    tmp: Path,
-    runtime: Path,
-    sandboxed: bool,
-    limits: sandbox.Limits | None,
-) -> Config:
-    """Configuración de ``TrustedExecute`` y del núcleo aislado para una entrega."""
-    config = Config()
-    tests = [
-        notebooks.grade_id(cell)
-        for cell in source.cells
-        if cell.cell_type == "code" and notebooks.is_test(cell)
-    ]
-    config.TrustedExecute.test_cells = tests
-    config.TrustedExecute.setup_source = "\n".join(
-        cell.source for cell in source.cells if notebooks.is_setup(notebooks.grade_id(cell))
-    )
-    config.TrustedExecute.test_path = str(submitted)
-    config.TrustedExecute.sandboxed = sandboxed
-    config.TrustedExecute.scratch = str(tmp / "temporales")
-    if not sandboxed:
-        return config
-    box = sandbox.grading_box(lab, tmp, runtime, limits)
-    if lab.outputs is not None and (submitted / lab.outputs).is_dir():
-        box.readable[sandbox.Box.WORK / lab.outputs] = submitted / lab.outputs
-    config.SandboxedKernelManager.box = box
-    config.SandboxedKernelManager.transport = "ipc"
-    config.SandboxedKernelManager.ip = str(runtime / "zmq")
-    config.SandboxedKernelManager.connection_file = str(runtime / "conexion.json")
-    return config
-
-
-def _copy_outputs(folder: Path, submitted: Path, lab: Lab) -> None:
-    """Copia la carpeta ``lab.outputs`` que está junto al cuaderno entregado, si existe.
-
-    Las pruebas ocultas del laboratorio 7 leen la ejecución completa (punto de control,
-    traducciones) en ``runs/07_multi30k/completa``, relativa al cuaderno; sin copiarla, la
-    calificación solo vería la prueba rápida. Se leen los archivos, nunca se escriben.
-    Solo pasan archivos normales, con un límite de tamaño (``course.grading.files``); lo
-    omitido se avisa por stderr.
-    """
-    import sys
-
-    from course.grading.files import copy_regular_files
-
-    if lab.outputs is None or not (folder / lab.outputs).is_dir():
-        return
-    notes = copy_regular_files(folder / lab.outputs, submitted / lab.outputs, ignore=NOT_GRADED)
-    for note in notes:
-        print(f"aviso: {folder}: {note}", file=sys.stderr)
-
-
-def restored(
-    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
-) -> nbformat.NotebookNode:
-    """Una copia con los metadatos de nbgrader del cuaderno publicado ``release`` y sus
-    celdas de nbgrader que faltaban (:func:`_known_ids_once`, :func:`_with_missing_cells`)."""
-    return _with_missing_cells(_known_ids_once(notebook, release), release)
-
-
-def _known_ids_once(
-    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
-) -> nbformat.NotebookNode:
-    """Una copia en la que solo la primera celda de cada grade id del laboratorio conserva
-    sus metadatos de nbgrader, y esos metadatos son los del cuaderno publicado.
-
-    Copiar una celda en JupyterLab copia también su grade id, y nbgrader se detiene con un
-    ``KeyError``; un grade id que el libro de notas no conoce (otro laboratorio, uno
-    inventado) también lo detiene. Esas celdas siguen ejecutándose, como celdas normales.
-    Lo que el estudiante cambie en los metadatos de una celda conocida (``grade``,
-    ``solution``, ``points``, ``locked``, el tipo de celda) no cuenta: se restaura.
-    """
-    notebook = copy.deepcopy(notebook)
-    published = {notebooks.grade_id(c): c for c in release.cells if notebooks.grade_id(c)}
-    seen = set()
-    for index, cell in enumerate(notebook.cells):
-        grade_id = notebooks.grade_id(cell)
-        original = published.get(grade_id)
-        if original is None or grade_id in seen:
-            notebooks.forget(cell)
-        elif cell.cell_type != original.cell_type:
-            notebook.cells[index] = _replacement(original, notebook)
-        else:
-            notebooks.copy_nbgrader(original, cell)
-        seen.add(grade_id)
-    return notebook
-
-
-def _replacement(original: nbformat.NotebookNode, notebook: nbformat.NotebookNode):
-    """La celda publicada, sin respuesta, en lugar de una celda cuyo tipo cambió."""
-    restored = copy.deepcopy(original)
-    restored.pop("id", None)
-    if notebook.get("nbformat_minor", 0) >= 5:  # ids de celda desde nbformat 4.5
-        restored["id"] = uuid.uuid4().hex[:12]
-    answer = original.cell_type == "code" and notebooks.is_solution(restored)
-    if answer and not notebooks.is_graded(restored):
-        restored.source = MISSING
-    return restored
-
-
-MISSING = "# Esta celda faltaba en la entrega; se ha restaurado al calificar.\n"
-
-
-def _with_missing_cells(
-    notebook: nbformat.NotebookNode, release: nbformat.NotebookNode
-) -> nbformat.NotebookNode:
-    """Devuelve las celdas de nbgrader que faltan a su sitio (tras la anterior que sí está).
-
-    nbgrader solo restaura celdas de prueba, y falla con ``KeyError`` si también falta la
-    celda anterior (un cuaderno vacío, uno de otro laboratorio, una respuesta borrada);
-    la celda de preparación borrada ni la restaura. Las celdas de prueba y las bloqueadas
-    vuelven con su contenido (nbgrader lo sobrescribe después con el del libro de notas);
-    las de respuesta vuelven vacías, para no tapar una función definida en otra celda.
-    """
-    notebook = copy.deepcopy(notebook)
-    anchor = None
-    for cell in release.cells:
-        grade_id = notebooks.grade_id(cell)
-        if grade_id is None:
-            continue
-        ids = [notebooks.grade_id(c) for c in notebook.cells]
-        if grade_id not in ids:
-            restored = _replacement(cell, notebook)
-            if cell.cell_type == "code" and restored.source != MISSING:
-                restored.source = MISSING + restored.source
-            notebook.cells.insert(ids.index(anchor) + 1 if anchor in ids else 0, restored)
-        anchor = grade_id
-    return notebook
 
 
 def prepared_course(lab: Lab) -> Path:
