@@ -163,21 +163,17 @@ def locate(
         verify(chosen[0], sums, chosen[1])
         return chosen[0]
     cache, shared = cache_dir(), shared_dir()
-    if _complete(cache, sums):
-        verify(
-            cache,
-            sums,
-            "Borra ese archivo de la caché y vuelve a ejecutar para descargarlo de nuevo.",
-        )
-        return cache
-    if _complete(shared, sums):
-        verify(
+    copies = (  # (carpeta, qué hacer si un archivo suyo está dañado), en orden de búsqueda
+        (cache, "Borra ese archivo de la caché y vuelve a ejecutar para descargarlo de nuevo."),
+        (
             shared,
-            sums,
-            f"Avisa a quien mantiene la copia compartida o define {ENV_VAR} "
-            f"con una copia correcta.",
-        )
-        return shared
+            f"Avisa a quien mantiene la copia compartida o define {ENV_VAR} con una copia correcta.",
+        ),
+    )
+    for directory, advice in copies:
+        if _complete(directory, sums):
+            verify(directory, sums, advice)
+            return directory
     if allow_download:
         try:
             download(cache, sums, base_url, timeout)
