@@ -102,6 +102,9 @@ class TrustedExecute(Execute):
                     raise
                 started = f"el núcleo aislado no arrancó ({type(error).__name__}: {error})"
                 raise self._failure(kernel_view.explained(started)) from error
+            finally:
+                if self.warm is not None and getattr(self, "kc", None):  # nbclient no lo cierra
+                    self.kc.stop_channels()
 
     def _failure(self, message: str) -> GradingFailure:
         """Anota el fallo del calificador para ``runner`` y lo devuelve para lanzarlo."""
