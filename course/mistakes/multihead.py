@@ -60,20 +60,29 @@ def merge_heads_summed(x):
 # Ejercicio 3 · MultiHeadAttention
 
 
+def _project(mha, query, key, value):
+    """Los pasos de la referencia antes de la atención: q, k, v en cabezas (B, H, T, d_k)."""
+    q = ref.split_heads(mha.w_q(query), mha.num_heads)
+    k = ref.split_heads(mha.w_k(key), mha.num_heads)
+    v = ref.split_heads(mha.w_v(value), mha.num_heads)
+    return q, k, v
+
+
+def _head_axis(mask):
+    """La máscara de la referencia con el eje de las cabezas: (B, 1, T_q, T_k), o ``None``."""
+    return None if mask is None else mask.unsqueeze(-3)
+
+
 class MultiHeadAttentionWithoutHeadAxis(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
+        q, k, v = _project(self, query, key, value)
         out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
         return self.w_o(ref.merge_heads(out)), weights
 
 
 class MultiHeadAttentionInvertedMask(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
+        q, k, v = _project(self, query, key, value)
         if mask is not None:
             mask = ~mask.unsqueeze(-3)
         out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
@@ -91,57 +100,37 @@ class MultiHeadAttentionWithoutBias(ref.MultiHeadAttention):
 
 class MultiHeadAttentionWithoutOutputProjection(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, _head_axis(mask), self.dropout)
         return ref.merge_heads(out), weights
 
 
 class MultiHeadAttentionMergeWithoutTranspose(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
         B, T_q, D = query.shape
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, _head_axis(mask), self.dropout)
         return self.w_o(out.reshape(B, T_q, D)), weights
 
 
 class MultiHeadAttentionQueryEverywhere(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(query), self.num_heads)
-        v = ref.split_heads(self.w_v(query), self.num_heads)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        q, k, v = _project(self, query, query, query)
+        out, weights = scaled_dot_product_attention(q, k, v, _head_axis(mask), self.dropout)
         return self.w_o(ref.merge_heads(out)), weights
 
 
 class MultiHeadAttentionWithoutDropout(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)
-        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, _head_axis(mask))
         return self.w_o(ref.merge_heads(out)), weights
 
 
 class MultiHeadAttentionDropoutOnOutput(ref.MultiHeadAttention):
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)
-        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, _head_axis(mask))
         return self.dropout(self.w_o(ref.merge_heads(out))), weights
 
 
@@ -160,8 +149,8 @@ class MultiHeadAttentionWithoutValueError(ref.MultiHeadAttention):
 def _loop(mha, query, key, value, mask, *, bias=True, head_axis=False):
     H = mha.num_heads
     d_k = query.size(-1) // H
-    if mask is not None and head_axis:
-        mask = mask.unsqueeze(-3)
+    if head_axis:
+        mask = _head_axis(mask)
     outputs, weights = [], []
     for h in range(H):
         rows = slice(h * d_k, (h + 1) * d_k)
@@ -234,9 +223,7 @@ class _InlineAttention(ref.MultiHeadAttention):
     axis = -1
 
     def forward(self, query, key, value, mask=None):
-        q = ref.split_heads(self.w_q(query), self.num_heads)
-        k = ref.split_heads(self.w_k(key), self.num_heads)
-        v = ref.split_heads(self.w_v(value), self.num_heads)
+        q, k, v = _project(self, query, key, value)
         scores = self.scores(q, k)
         if mask is not None:
             mask = mask.unsqueeze(-3)
