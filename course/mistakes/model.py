@@ -509,6 +509,12 @@ def train_leaves_eval(model, steps, batch_size, seq_len, lr, generator, on_step=
     return losses
 
 
+# mensajes que comparten varios errores
+INVERTED_MASK = "La máscara está invertida: True = se puede atender."
+PAD_ZERO = "¿Usas pad_idx o das por hecho que el relleno es 0?"
+CAUSAL_TRANSPOSED = "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."
+COUNTS_PADDING = "¿Cuentas las posiciones de relleno? Usa ignore_index."
+
 MISTAKES = [
     # ejercicio 1
     Mistake("ej1_transformer", "Transformer", WithoutPositional,
@@ -545,26 +551,22 @@ MISTAKES = [
     Mistake("ej2_parametros", "num_parameters", count_decoder_with_two_norms,
             "¿Cuentas las tres LayerNorm de cada capa del decodificador?"),
     # ejercicio 3
-    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted,
-            "La máscara está invertida: True = se puede atender."),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted, INVERTED_MASK),
     Mistake("ej3_mascara_origen", "make_src_mask", src_mask_without_query_axis,
             "¿Falta el eje de las consultas? La forma es (B, 1, T_k)."),
     Mistake("ej3_mascara_origen", "make_src_mask", src_mask_wrong_axis,
             "¿Añades el eje de tamaño 1 en el sitio equivocado? La forma es (B, 1, T_k)."),
-    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero,
-            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero, PAD_ZERO),
     # ejercicio 4
     Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_without_causal,
             "Falta la parte causal: combina el relleno con la máscara causal."),
     Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_without_padding,
             "Falta la parte de relleno."),
-    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_transposed_causal,
-            "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_transposed_causal, CAUSAL_TRANSPOSED),
     Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_padding_rows,
             "¿Ocultas las filas de relleno en vez de las columnas? El relleno es una clave"
             " que nadie debe mirar: (B, 1, T_q)."),
-    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_pad_zero,
-            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_pad_zero, PAD_ZERO),
     # ejercicio 5
     Mistake("ej5_voraz", "greedy_decode", greedy_without_tgt_mask,
             "¿Pasas la máscara causal a decode? Sin ella las posiciones anteriores ven las"
@@ -595,8 +597,7 @@ MISTAKES = [
             "¿Sumas sin dividir? Divide entre el número de posiciones que no son relleno."),
     Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_mean_over_all,
             "¿Divides entre todas las posiciones? El relleno no cuenta en la media."),
-    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_counts_padding,
-            "¿Cuentas las posiciones de relleno? Usa ignore_index."),
+    Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_counts_padding, COUNTS_PADDING),
     Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_smoothing_over_others,
             "¿Repartes ε solo entre las otras clases? El reparto uniforme incluye las V."),
     Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_smoothing_summed,
@@ -644,17 +645,13 @@ MISTAKES = [
             "Devuelve una lista con una pérdida (float) por paso"),
     Mistake("ej11_entrenamiento", "train_copy_task", train_leaves_eval,
             "train_copy_task debe dejar el modelo en modo entrenamiento"),
-    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted_eq,
-            "La máscara está invertida: True = se puede atender."),
-    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero_bool,
-            "¿Usas pad_idx o das por hecho que el relleno es 0?"),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_inverted_eq, INVERTED_MASK),
+    Mistake("ej3_mascara_origen", "make_src_mask", src_mask_pad_zero_bool, PAD_ZERO),
     Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_or,
             "¿Combinas relleno y causal con `|`? Una clave se puede atender solo si cumple"
             " las dos condiciones: `&`."),
-    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_triu,
-            "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."),
-    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_inverted,
-            "La máscara está invertida: True = se puede atender."),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_triu, CAUSAL_TRANSPOSED),
+    Mistake("ej4_mascara_destino", "make_tgt_mask", tgt_mask_inverted, INVERTED_MASK),
     Mistake("ej7_perdida", "label_smoothed_cross_entropy", loss_without_ignore_index,
-            "¿Cuentas las posiciones de relleno? Usa ignore_index."),
+            COUNTS_PADDING),
 ]  # fmt: skip
