@@ -228,10 +228,32 @@ def _always_norm(layer):
     return LayerNorm(layer.norm1.weight.numel())
 
 
-class EncoderSharedLayer(ref.Encoder):
+class _SharedLayer:
+    """La misma capa N veces en la pila (comparten pesos); sirve para Encoder y Decoder."""
+
     def __init__(self, layer, num_layers):
         super().__init__(layer, num_layers)
         self.layers = nn.ModuleList([layer] * num_layers)
+
+
+class _AlwaysNorm:
+    """LayerNorm final también en post-norm."""
+
+    def __init__(self, layer, num_layers):
+        super().__init__(layer, num_layers)
+        self.norm = _always_norm(layer)
+
+
+class _NeverNorm:
+    """Sin LayerNorm final, tampoco en pre-norm."""
+
+    def __init__(self, layer, num_layers):
+        super().__init__(layer, num_layers)
+        self.norm = nn.Identity()
+
+
+class EncoderSharedLayer(_SharedLayer, ref.Encoder):
+    pass
 
 
 class EncoderOneCopyRepeated(ref.Encoder):
@@ -247,16 +269,12 @@ class EncoderPlainList(ref.Encoder):
         self.layers = [copy.deepcopy(layer) for _ in range(num_layers)]
 
 
-class EncoderAlwaysNorm(ref.Encoder):
-    def __init__(self, layer, num_layers):
-        super().__init__(layer, num_layers)
-        self.norm = _always_norm(layer)
+class EncoderAlwaysNorm(_AlwaysNorm, ref.Encoder):
+    pass
 
 
-class EncoderNeverNorm(ref.Encoder):
-    def __init__(self, layer, num_layers):
-        super().__init__(layer, num_layers)
-        self.norm = nn.Identity()
+class EncoderNeverNorm(_NeverNorm, ref.Encoder):
+    pass
 
 
 class EncoderWithoutMask(ref.Encoder):
@@ -294,22 +312,16 @@ class DecoderWithoutValueError(ref.Decoder):
         self.norm = _always_norm(layer) if layer.norm_first else nn.Identity()
 
 
-class DecoderSharedLayer(ref.Decoder):
-    def __init__(self, layer, num_layers):
-        super().__init__(layer, num_layers)
-        self.layers = nn.ModuleList([layer] * num_layers)
+class DecoderSharedLayer(_SharedLayer, ref.Decoder):
+    pass
 
 
-class DecoderAlwaysNorm(ref.Decoder):
-    def __init__(self, layer, num_layers):
-        super().__init__(layer, num_layers)
-        self.norm = _always_norm(layer)
+class DecoderAlwaysNorm(_AlwaysNorm, ref.Decoder):
+    pass
 
 
-class DecoderNeverNorm(ref.Decoder):
-    def __init__(self, layer, num_layers):
-        super().__init__(layer, num_layers)
-        self.norm = nn.Identity()
+class DecoderNeverNorm(_NeverNorm, ref.Decoder):
+    pass
 
 
 class DecoderWithoutMasks(ref.Decoder):
@@ -460,18 +472,8 @@ MISTAKES = [
         "EncoderLayer devuelve solo la salida (B, T, D), no una tupla.",
     ),
     Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerInverted, INVERTED),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerWithoutTgtMask,
-        "¿Pasas tgt_mask a la autoatención?",
-    ),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerWithoutMemoryMask,
-        "¿Pasas memory_mask a la atención cruzada?",
-    ),
+    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerWithoutTgtMask, TGT_MASK),
+    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerWithoutMemoryMask, MEMORY_MASK),
     Mistake(
         "ej3_decoder_layer",
         "DecoderLayer",
