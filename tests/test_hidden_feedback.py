@@ -3,34 +3,41 @@ escriba la entrega.
 
 Las pruebas rápidas miran cada pieza (``course.grading.diagnosis``, ``SafeFeedback``, el
 resumen de ``course feedback``); la lenta califica de verdad una entrega hostil del
-laboratorio 1 y lee las páginas de ``python -m course feedback``, del botón de Formgrader
-y de ``nbgrader generate_feedback``.
+laboratorio 1 por las dos puertas (``python -m course grade`` y ``nbgrader autograde``) y lee
+las páginas de ``python -m course feedback``, del botón de Formgrader y de ``nbgrader
+generate_feedback``.
 """
 
 import html
 import math
+import os
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
 import torch
+from classroom import submission
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from tampering import solved
 
 from course import grading, labs, mistakes
-from course.commands import feedback
+from course.commands import feedback, grade
 from course.grading import diagnosis, results, sandbox
 from course.grading.feedback import FAILED, SafeFeedback
 from course.grading.remote import StudentError, _exception
 from course.student import checks
 
 LAB = labs.get("01_atencion")
-STUDENT = "eva"
+STUDENT = "eva"  # calificada con python -m course grade
+DOOR = "leo"  # calificada con nbgrader autograde (course.grading.door)
+STUDENTS = (STUDENT, DOOR)
+BIN = Path(sys.executable).parent
 
 
 def _message(mistake_id: str) -> str:
@@ -182,39 +189,67 @@ def _notes(text: str) -> list[str]:
     return re.findall(re.escape(FAILED) + r".*?(?=\n\s*\n)", text, flags=re.S)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> tuple[dict[str, str], int]:
-    """El texto de las páginas de ``course feedback``, Formgrader y ``nbgrader
-    generate_feedback`` de la entrega hostil y cuántas pruebas ocultas suspendió."""
-    root = tmp_path_factory.mktemp("curso")
-    path = root / "entrega" / f"{LAB.id}.ipynb"
-    path.parent.mkdir()
-    nbformat.write(_hostile(), path)
-    folder = root / "autograded" / STUDENT / LAB.id
-    folder.mkdir(parents=True)
-    result = grading.grade_notebook(path, LAB, keep=folder / f"{LAB.id}.ipynb")
-    result.student = STUDENT
-    results.write(root / "autograded", result)
-    assert results.merge([result], root / "gradebook.db") == 1
-    page = root / "feedback" / STUDENT / LAB.id / f"{LAB.id}.html"
+def _course(root: Path) -> None:
+    """Un curso de nbgrader en ``root`` con el laboratorio 1 y las dos entregas hostiles."""
+    prepared = grading.prepared_course(LAB)
+    for folder in ("source", "release"):
+        shutil.copytree(prepared / folder, root / folder)
+    shutil.copyfile(prepared / "gradebook.db", root / "gradebook.db")
+    shutil.copyfile(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    for student in STUDENTS:
+        nbformat.write(_hostile(), submission(root, student, LAB))
+
+
+def _pages(root: Path) -> dict[str, dict[str, str]]:
+    """Camino -> estudiante -> texto de su página, de los tres caminos de la devolución."""
+    found = {}
+
+    def collect(name: str) -> None:
+        found[name] = {
+            student: _visible(
+                (root / "feedback" / student / LAB.id / f"{LAB.id}.html").read_text("utf-8")
+            )
+            for student in STUDENTS
+        }
+        shutil.rmtree(root / "feedback")
+
     assert feedback.run(root=root) == 0
-    pages = {"course": page.read_text(encoding="utf-8")}
-    shutil.rmtree(root / "feedback")
+    collect("course")
     config = grading.nbgrader_config(root)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    done = api.generate_feedback(LAB.id, STUDENT)  # el botón de Formgrader
-    assert done["success"], done.get("error") or done.get("log")
-    pages["formgrader"] = page.read_text(encoding="utf-8")
-    shutil.rmtree(root / "feedback")
-    shutil.copy(labs.REPO / "nbgrader_config.py", root)
+    for student in STUDENTS:
+        done = api.generate_feedback(LAB.id, student)  # el botón de Formgrader
+        assert done["success"], done.get("error") or done.get("log")
+    collect("formgrader")
     cli = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_feedback", LAB.id],
+        [BIN / "nbgrader", "generate_feedback", LAB.id],
         cwd=root, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert cli.returncode == 0, cli.stderr[-3000:]
-    pages["nbgrader"] = page.read_text(encoding="utf-8")
-    failed = [c for c in result.cells if c.grade_id.endswith("_oculta") and c.points < c.max_points]
-    return {name: _visible(text) for name, text in pages.items()}, len(failed)
+    collect("nbgrader")
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+    """Las páginas de las entregas hostiles, calificadas por ``grade`` (``eva``) y por
+    ``nbgrader autograde`` (``leo``), y cuántas pruebas ocultas suspendió cada una."""
+    root = tmp_path_factory.mktemp("curso")
+    _course(root)
+    assert grade.run(root=root, jobs=1, progress=False) == 0
+    door = subprocess.run(
+        [BIN / "nbgrader", "autograde", LAB.id, "--force", f"--student={DOOR}"],
+        cwd=root, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
+    )  # fmt: skip
+    assert door.returncode == 0, door.stderr[-3000:]
+    failed = {
+        result.student: sum(
+            c.grade_id.endswith("_oculta") and c.points < c.max_points for c in result.cells
+        )
+        for result in results.read_all(root / "autograded")
+    }
+    return _pages(root), failed
 
 
 @pytest.mark.slow
@@ -222,22 +257,31 @@ def graded(tmp_path_factory) -> tuple[dict[str, str], int]:
 def test_a_mistake_only_the_hidden_test_sees_is_named_in_every_page(graded):
     pages, _ = graded
     named = f"{FAILED}, pero el calificador reconoce esto:\n{NO_SCALE}"
-    for name, text in pages.items():
-        assert named in _notes(text), name
-        assert any("Pista: `…` no tiene el atributo `…`" in note for note in _notes(text)), name
-    assert f"no superada: {NO_SCALE}" in pages["course"]  # el resumen de arriba
+    for (name, student), text in _each(pages):
+        assert named in _notes(text), (name, student)
+        assert any("Pista: `…` no tiene el atributo `…`" in n for n in _notes(text)), name
+    for student in STUDENTS:
+        assert f"no superada: {NO_SCALE}" in pages["course"][student]  # el resumen
 
 
 @pytest.mark.slow
 @needs_bwrap
 def test_a_hostile_submission_puts_no_text_of_its_own_in_the_hidden_notes(graded):
     pages, failed = graded
-    assert pages["course"].count("fuga_") and pages["course"].count(checks.INVERTED)  # su código
-    for name, text in pages.items():
+    assert pages["course"][DOOR].count("fuga_") and pages["course"][DOOR].count(checks.INVERTED)
+    for (name, student), text in _each(pages):
         notes = _notes(text)
-        assert len(notes) == failed >= 3, name  # ej3 pasa: sus metadatos falsos no cuentan
+        assert len(notes) == failed[student] >= 3, (name, student)  # ej3 pasa
         for note in notes:
             assert not re.search(r"fuga|FORJADO|\d", note, flags=re.I), (name, note)
             assert checks.INVERTED not in note, (name, note)
-        assert "FORJADO" not in text, name
-    assert _notes(pages["course"]) == _notes(pages["formgrader"]) == _notes(pages["nbgrader"])
+        assert "FORJADO" not in text, (name, student)
+    for student in STUDENTS:
+        same = {name: _notes(pages[name][student]) for name in pages}
+        assert same["course"] == same["formgrader"] == same["nbgrader"], student
+
+
+def _each(pages: dict[str, dict[str, str]]):
+    for name, by_student in pages.items():
+        for student, text in by_student.items():
+            yield (name, student), text
