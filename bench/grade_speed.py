@@ -58,17 +58,28 @@ def main() -> None:
     )
     args = parser.parse_args()
     rows = {"check (frío, sin caché)": [], "check (en caliente)": [], "nbgrader a secas": []}
+    loads = [os.getloadavg()[0]]
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as cache:
             cold = {**os.environ, "XDG_CACHE_HOME": cache}
             rows["check (frío, sin caché)"].append(check_seconds(cold))
             rows["check (en caliente)"].append(check_seconds(cold))
         rows["nbgrader a secas"].append(nbgrader_seconds(dict(os.environ)))
-    print(f"Laboratorio {LAB}, {args.repeat} repeticiones, {os.cpu_count()} núcleos")
+        loads.append(os.getloadavg()[0])
+    print(
+        f"Laboratorio {LAB}, {args.repeat} repeticiones, {os.cpu_count()} núcleos,"
+        f" carga media {min(loads):.1f}–{max(loads):.1f}"
+    )
     for name, values in rows.items():
         print(
             f"  {name:<26} mediana {statistics.median(values):5.1f} s  (mín. {min(values):.1f}, máx. {max(values):.1f})"
         )
+    # Cada repetición mide las dos órdenes seguidas: su cociente sufre menos la carga ajena.
+    ratios = [
+        warm / plain
+        for warm, plain in zip(rows["check (en caliente)"], rows["nbgrader a secas"], strict=True)
+    ]
+    print(f"  check en caliente / nbgrader a secas: mediana {statistics.median(ratios):.2f}")
 
 
 if __name__ == "__main__":
