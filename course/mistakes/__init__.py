@@ -60,6 +60,15 @@ class Mistake:
         return zlib.crc32(self.id.encode()) % 2 == 1
 
 
+def for_exercise(exercise: str, replaces: str, *rows: tuple[Callable, str]) -> list[Mistake]:
+    """Los errores de un ejercicio, una fila ``(mutante, mensaje)`` por error.
+
+    En los catálogos, ``MISTAKES`` es una lista de grupos ``*for_exercise(...)``: el
+    ejercicio y el nombre sustituido se escriben una vez por grupo, no en cada fila.
+    """
+    return [Mistake(exercise, replaces, mutant, message) for mutant, message in rows]
+
+
 # --- catálogos (solo donde existen: el repositorio y el proceso de calificación) --------
 
 

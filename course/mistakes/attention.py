@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import attention as ref
 
 LAB = "01_atencion"
@@ -209,167 +209,123 @@ OVER_EVERYTHING = (
 )
 
 MISTAKES = [
-    Mistake(
+    *for_exercise(
         "ej1_puntuaciones",
         "attention_scores",
-        scores_without_scale,
-        "¿Falta dividir entre √d_k?",
+        (scores_without_scale, "¿Falta dividir entre √d_k?"),
+        (scores_over_d_k, "¿Divides entre d_k en lugar de entre su raíz cuadrada?"),
+        (
+            scores_over_sqrt_length,
+            "¿Tomas d_k del eje equivocado? d_k es el tamaño del último eje de `query`.",
+        ),
+        (scores_times_sqrt_d_k, "¿Multiplicas por √d_k en lugar de dividir?"),
     ),
-    Mistake(
+    *for_exercise(
+        "ej2_softmax",
+        "softmax",
+        (
+            softmax_without_max,
+            "¿Restas el máximo de cada fila antes de la exponencial? Sin restarlo, exp(1000) es inf.",
+        ),
+        (
+            softmax_over_everything,
+            "¿Sumas todo el tensor en lugar de cada fila? Suma sobre el último eje con keepdim=True.",
+        ),
+        (
+            softmax_over_first_axis,
+            "¿Normalizas sobre el primer eje? El softmax va sobre el último (dim=-1).",
+        ),
+        (
+            softmax_sum_without_keepdim,
+            "¿Falta keepdim=True en la suma? Sin él, cada fila se divide entre la suma de otra.",
+        ),
+        (
+            softmax_max_without_keepdim,
+            "¿Falta keepdim=True en el máximo? Sin él, a cada fila se le resta el máximo de otra.",
+        ),
+    ),
+    *for_exercise(
+        "ej3_relleno",
+        "padding_mask",
+        (
+            padding_mask_inverted,
+            "¿La máscara está invertida? En el curso, True = se puede atender.",
+        ),
+        (
+            padding_mask_without_query_axis,
+            "¿Falta el eje de tamaño 1 de las consultas? Añádelo con unsqueeze.",
+        ),
+        (
+            padding_mask_axis_at_the_end,
+            "¿El eje de tamaño 1 está al final? Va entre el lote y las claves: (B, 1, T).",
+        ),
+        (padding_mask_fixed_zero, "¿Comparas con 0 en lugar de con `pad_idx`?"),
+    ),
+    *for_exercise(
+        "ej4_causal",
+        "causal_mask",
+        (
+            causal_mask_transposed,
+            "¿La máscara está traspuesta? La fila es la consulta: usa tril, no triu.",
+        ),
+        (causal_mask_inverted, "¿La máscara está invertida? En el curso, True = se puede atender."),
+        (
+            causal_mask_without_diagonal,
+            "¿Falta la diagonal? Cada posición puede atenderse a sí misma.",
+        ),
+        (causal_mask_of_floats, "¿La máscara es de números? Debe ser booleana (dtype=torch.bool)."),
+    ),
+    *for_exercise(
+        "ej5_atencion",
+        "scaled_dot_product_attention",
+        (
+            attention_output_only,
+            "¿Devuelves la pareja (salida, pesos)? Parece que devuelves solo la salida.",
+        ),
+        (attention_pair_swapped, "¿Devuelves la pareja en el orden (salida, pesos)?"),
+        (
+            attention_mask_after_softmax,
+            "¿Aplicas la máscara antes del softmax? Hay que poner -inf en las puntuaciones.",
+        ),
+        (
+            attention_nan_rows,
+            "¿Vuelves a poner a 0 los pesos donde la máscara es False? En una fila sin"
+            " posiciones permitidas el softmax calcula -inf - (-inf) = nan.",
+        ),
+        (
+            attention_mask_inverted,
+            "¿Tapas las posiciones donde la máscara es True? En el curso, True = se puede atender.",
+        ),
+    ),
+    *for_exercise(
         "ej1_puntuaciones",
         "attention_scores",
-        scores_over_d_k,
-        "¿Divides entre d_k en lugar de entre su raíz cuadrada?",
+        (scores_without_scale_einsum, NO_SCALE),
+        (scores_over_d_k_matmul, OVER_D_K),
     ),
-    Mistake(
-        "ej1_puntuaciones",
-        "attention_scores",
-        scores_over_sqrt_length,
-        "¿Tomas d_k del eje equivocado? d_k es el tamaño del último eje de `query`.",
-    ),
-    Mistake(
-        "ej1_puntuaciones",
-        "attention_scores",
-        scores_times_sqrt_d_k,
-        "¿Multiplicas por √d_k en lugar de dividir?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej2_softmax",
         "softmax",
-        softmax_without_max,
-        "¿Restas el máximo de cada fila antes de la exponencial? Sin restarlo, exp(1000) es inf.",
+        (softmax_over_everything_flat, OVER_EVERYTHING),
     ),
-    Mistake(
-        "ej2_softmax",
-        "softmax",
-        softmax_over_everything,
-        "¿Sumas todo el tensor en lugar de cada fila? Suma sobre el último eje con keepdim=True.",
-    ),
-    Mistake(
-        "ej2_softmax",
-        "softmax",
-        softmax_over_first_axis,
-        "¿Normalizas sobre el primer eje? El softmax va sobre el último (dim=-1).",
-    ),
-    Mistake(
-        "ej2_softmax",
-        "softmax",
-        softmax_sum_without_keepdim,
-        "¿Falta keepdim=True en la suma? Sin él, cada fila se divide entre la suma de otra.",
-    ),
-    Mistake(
-        "ej2_softmax",
-        "softmax",
-        softmax_max_without_keepdim,
-        "¿Falta keepdim=True en el máximo? Sin él, a cada fila se le resta el máximo de otra.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej3_relleno",
         "padding_mask",
-        padding_mask_inverted,
-        "¿La máscara está invertida? En el curso, True = se puede atender.",
+        (padding_mask_inverted_ne, MASK_INVERTED),
     ),
-    Mistake(
-        "ej3_relleno",
-        "padding_mask",
-        padding_mask_without_query_axis,
-        "¿Falta el eje de tamaño 1 de las consultas? Añádelo con unsqueeze.",
-    ),
-    Mistake(
-        "ej3_relleno",
-        "padding_mask",
-        padding_mask_axis_at_the_end,
-        "¿El eje de tamaño 1 está al final? Va entre el lote y las claves: (B, 1, T).",
-    ),
-    Mistake(
-        "ej3_relleno",
-        "padding_mask",
-        padding_mask_fixed_zero,
-        "¿Comparas con 0 en lugar de con `pad_idx`?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej4_causal",
         "causal_mask",
-        causal_mask_transposed,
-        "¿La máscara está traspuesta? La fila es la consulta: usa tril, no triu.",
+        (causal_mask_triu_transposed, MASK_TRANSPOSED),
     ),
-    Mistake(
-        "ej4_causal",
-        "causal_mask",
-        causal_mask_inverted,
-        "¿La máscara está invertida? En el curso, True = se puede atender.",
-    ),
-    Mistake(
-        "ej4_causal",
-        "causal_mask",
-        causal_mask_without_diagonal,
-        "¿Falta la diagonal? Cada posición puede atenderse a sí misma.",
-    ),
-    Mistake(
-        "ej4_causal",
-        "causal_mask",
-        causal_mask_of_floats,
-        "¿La máscara es de números? Debe ser booleana (dtype=torch.bool).",
-    ),
-    Mistake(
+    *for_exercise(
         "ej5_atencion",
         "scaled_dot_product_attention",
-        attention_output_only,
-        "¿Devuelves la pareja (salida, pesos)? Parece que devuelves solo la salida.",
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_pair_swapped,
-        "¿Devuelves la pareja en el orden (salida, pesos)?",
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_mask_after_softmax,
-        "¿Aplicas la máscara antes del softmax? Hay que poner -inf en las puntuaciones.",
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_nan_rows,
-        "¿Vuelves a poner a 0 los pesos donde la máscara es False? En una fila sin"
-        " posiciones permitidas el softmax calcula -inf - (-inf) = nan.",
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_mask_inverted,
-        "¿Tapas las posiciones donde la máscara es True? En el curso, True = se puede atender.",
-    ),
-    Mistake("ej1_puntuaciones", "attention_scores", scores_without_scale_einsum, NO_SCALE),
-    Mistake("ej1_puntuaciones", "attention_scores", scores_over_d_k_matmul, OVER_D_K),
-    Mistake("ej2_softmax", "softmax", softmax_over_everything_flat, OVER_EVERYTHING),
-    Mistake("ej3_relleno", "padding_mask", padding_mask_inverted_ne, MASK_INVERTED),
-    Mistake("ej4_causal", "causal_mask", causal_mask_triu_transposed, MASK_TRANSPOSED),
-    Mistake(
-        "ej5_atencion", "scaled_dot_product_attention", attention_inline_without_scale, NO_SCALE
-    ),
-    Mistake("ej5_atencion", "scaled_dot_product_attention", attention_inline_over_d_k, OVER_D_K),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_inline_times_sqrt_d_k,
-        TIMES_SQRT,
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_inline_over_sqrt_length,
-        WRONG_D_K,
-    ),
-    Mistake(
-        "ej5_atencion",
-        "scaled_dot_product_attention",
-        attention_softmax_over_queries,
-        WRONG_AXIS,
-    ),
-    Mistake(
-        "ej5_atencion", "scaled_dot_product_attention", attention_softmax_over_batch, WRONG_AXIS
+        (attention_inline_without_scale, NO_SCALE),
+        (attention_inline_over_d_k, OVER_D_K),
+        (attention_inline_times_sqrt_d_k, TIMES_SQRT),
+        (attention_inline_over_sqrt_length, WRONG_D_K),
+        (attention_softmax_over_queries, WRONG_AXIS),
+        (attention_softmax_over_batch, WRONG_AXIS),
     ),
 ]

@@ -8,7 +8,7 @@ import copy
 import torch.nn.functional as F
 from torch import nn
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import layers as ref
 from course.reference.normalization import LayerNorm
 
@@ -393,173 +393,125 @@ POST_NORM_EXTRA = "En post-norm no hay LayerNorm final: cada capa ya termina nor
 PRE_NORM_MISSING = "En pre-norm falta la LayerNorm final"
 
 MISTAKES = [
-    Mistake(
+    *for_exercise(
         "ej1_feed_forward",
         "PositionwiseFeedForward",
-        FeedForwardWithoutActivation,
-        "¿Falta la activación entre las dos capas lineales?",
+        (FeedForwardWithoutActivation, "¿Falta la activación entre las dos capas lineales?"),
+        (
+            FeedForwardActivationsSwapped,
+            "Con activation='relu' hay que usar ReLU (y con 'gelu', GELU).",
+        ),
+        (FeedForwardGeluTanh, "GELU exacta: F.gelu sin approximate='tanh'."),
+        (
+            FeedForwardActivationAtTheEnd,
+            "La activación va solo entre linear1 y linear2, no a la salida.",
+        ),
+        (
+            FeedForwardDropoutAfterLinear2,
+            "El dropout va justo después de la activación, antes de linear2.",
+        ),
+        (
+            FeedForwardUnknownIsRelu,
+            "Con una activación desconocida (activation='sigmoid') hay que lanzar ValueError.",
+        ),
     ),
-    Mistake(
-        "ej1_feed_forward",
-        "PositionwiseFeedForward",
-        FeedForwardActivationsSwapped,
-        "Con activation='relu' hay que usar ReLU (y con 'gelu', GELU).",
-    ),
-    Mistake(
-        "ej1_feed_forward",
-        "PositionwiseFeedForward",
-        FeedForwardGeluTanh,
-        "GELU exacta: F.gelu sin approximate='tanh'.",
-    ),
-    Mistake(
-        "ej1_feed_forward",
-        "PositionwiseFeedForward",
-        FeedForwardActivationAtTheEnd,
-        "La activación va solo entre linear1 y linear2, no a la salida.",
-    ),
-    Mistake(
-        "ej1_feed_forward",
-        "PositionwiseFeedForward",
-        FeedForwardDropoutAfterLinear2,
-        "El dropout va justo después de la activación, antes de linear2.",
-    ),
-    Mistake(
-        "ej1_feed_forward",
-        "PositionwiseFeedForward",
-        FeedForwardUnknownIsRelu,
-        "Con una activación desconocida (activation='sigmoid') hay que lanzar ValueError.",
-    ),
-    Mistake("ej2_encoder_layer", "EncoderLayer", EncoderLayerInverted, INVERTED),
-    Mistake(
+    *for_exercise(
         "ej2_encoder_layer",
         "EncoderLayer",
-        EncoderLayerWithoutMask,
-        "¿Pasas la máscara a la autoatención?",
+        (EncoderLayerInverted, INVERTED),
+        (EncoderLayerWithoutMask, "¿Pasas la máscara a la autoatención?"),
+        (
+            EncoderLayerNorm1Twice,
+            "Cada subcapa tiene su LayerNorm: norm1 con la atención y norm2 con la FFN.",
+        ),
+        (EncoderLayerDropoutOnResidual, DROPOUT_ON_RESIDUAL),
+        (
+            EncoderLayerKeysUnnormalized,
+            "En pre-norm, la consulta, la clave y el valor son el mismo tensor normalizado.",
+        ),
+        (EncoderLayerWithoutResidual, WITHOUT_RESIDUAL),
+        (
+            EncoderLayerNormalizedResidual,
+            "En pre-norm la LayerNorm va solo en la rama de la subcapa; la conexión residual suma"
+            " la x sin normalizar.",
+        ),
+        (EncoderLayerWithoutDropout, "¿Aplicas self.dropout a la salida de cada subcapa?"),
+        (EncoderLayerReturnsPair, "EncoderLayer devuelve solo la salida (B, T, D), no una tupla."),
     ),
-    Mistake(
-        "ej2_encoder_layer",
-        "EncoderLayer",
-        EncoderLayerNorm1Twice,
-        "Cada subcapa tiene su LayerNorm: norm1 con la atención y norm2 con la FFN.",
-    ),
-    Mistake(
-        "ej2_encoder_layer", "EncoderLayer", EncoderLayerDropoutOnResidual, DROPOUT_ON_RESIDUAL
-    ),
-    Mistake(
-        "ej2_encoder_layer",
-        "EncoderLayer",
-        EncoderLayerKeysUnnormalized,
-        "En pre-norm, la consulta, la clave y el valor son el mismo tensor normalizado.",
-    ),
-    Mistake("ej2_encoder_layer", "EncoderLayer", EncoderLayerWithoutResidual, WITHOUT_RESIDUAL),
-    Mistake(
-        "ej2_encoder_layer",
-        "EncoderLayer",
-        EncoderLayerNormalizedResidual,
-        "En pre-norm la LayerNorm va solo en la rama de la subcapa; la conexión residual suma"
-        " la x sin normalizar.",
-    ),
-    Mistake(
-        "ej2_encoder_layer",
-        "EncoderLayer",
-        EncoderLayerWithoutDropout,
-        "¿Aplicas self.dropout a la salida de cada subcapa?",
-    ),
-    Mistake(
-        "ej2_encoder_layer",
-        "EncoderLayer",
-        EncoderLayerReturnsPair,
-        "EncoderLayer devuelve solo la salida (B, T, D), no una tupla.",
-    ),
-    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerInverted, INVERTED),
-    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerWithoutTgtMask, TGT_MASK),
-    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerWithoutMemoryMask, MEMORY_MASK),
-    Mistake(
+    *for_exercise(
         "ej3_decoder_layer",
         "DecoderLayer",
-        DecoderLayerCrossOnX,
-        "Las claves y los valores de la atención cruzada vienen de memory.",
+        (DecoderLayerInverted, INVERTED),
+        (DecoderLayerWithoutTgtMask, TGT_MASK),
+        (DecoderLayerWithoutMemoryMask, MEMORY_MASK),
+        (DecoderLayerCrossOnX, "Las claves y los valores de la atención cruzada vienen de memory."),
+        (
+            DecoderLayerReturnsSelfWeights,
+            "¿Devuelves los pesos de la autoatención? Se devuelven los de la atención cruzada.",
+        ),
+        (
+            DecoderLayerMemoryNormalized,
+            "En pre-norm solo se normaliza la consulta de la atención cruzada; memory entra tal cual.",
+        ),
+        (
+            DecoderLayerNormsSwapped,
+            "Cada subcapa tiene su LayerNorm: norm1, norm2 y norm3, en el orden de las subcapas.",
+        ),
+        (
+            DecoderLayerReturnsOnlyOutput,
+            "DecoderLayer devuelve la pareja (salida, pesos de la atención cruzada).",
+        ),
+        (DecoderLayerDropoutOnResidual, DROPOUT_ON_RESIDUAL),
+        (DecoderLayerWithoutCrossResidual, WITHOUT_RESIDUAL),
     ),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerReturnsSelfWeights,
-        "¿Devuelves los pesos de la autoatención? Se devuelven los de la atención cruzada.",
-    ),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerMemoryNormalized,
-        "En pre-norm solo se normaliza la consulta de la atención cruzada; memory entra tal cual.",
-    ),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerNormsSwapped,
-        "Cada subcapa tiene su LayerNorm: norm1, norm2 y norm3, en el orden de las subcapas.",
-    ),
-    Mistake(
-        "ej3_decoder_layer",
-        "DecoderLayer",
-        DecoderLayerReturnsOnlyOutput,
-        "DecoderLayer devuelve la pareja (salida, pesos de la atención cruzada).",
-    ),
-    Mistake(
-        "ej3_decoder_layer", "DecoderLayer", DecoderLayerDropoutOnResidual, DROPOUT_ON_RESIDUAL
-    ),
-    Mistake(
-        "ej3_decoder_layer", "DecoderLayer", DecoderLayerWithoutCrossResidual, WITHOUT_RESIDUAL
-    ),
-    Mistake("ej4_encoder", "Encoder", EncoderSharedLayer, SHARED),
-    Mistake("ej4_encoder", "Encoder", EncoderOneCopyRepeated, SHARED),
-    Mistake("ej4_encoder", "Encoder", EncoderPlainList, PLAIN_LIST),
-    Mistake("ej4_encoder", "Encoder", EncoderAlwaysNorm, POST_NORM_EXTRA),
-    Mistake("ej4_encoder", "Encoder", EncoderNeverNorm, PRE_NORM_MISSING),
-    Mistake("ej4_encoder", "Encoder", EncoderWithoutMask, "¿Pasas la máscara a cada capa?"),
-    Mistake(
+    *for_exercise(
         "ej4_encoder",
         "Encoder",
-        EncoderNormEachLayer,
-        "La LayerNorm final se aplica una sola vez, tras la última capa.",
+        (EncoderSharedLayer, SHARED),
+        (EncoderOneCopyRepeated, SHARED),
+        (EncoderPlainList, PLAIN_LIST),
+        (EncoderAlwaysNorm, POST_NORM_EXTRA),
+        (EncoderNeverNorm, PRE_NORM_MISSING),
+        (EncoderWithoutMask, "¿Pasas la máscara a cada capa?"),
+        (EncoderNormEachLayer, "La LayerNorm final se aplica una sola vez, tras la última capa."),
+        (EncoderForgetsNorm, "¿Aplicas self.norm a la salida de la última capa?"),
     ),
-    Mistake(
-        "ej4_encoder",
-        "Encoder",
-        EncoderForgetsNorm,
-        "¿Aplicas self.norm a la salida de la última capa?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej5_decoder",
         "Decoder",
-        DecoderFirstWeights,
-        "Devuelve los pesos de la atención cruzada de la última capa, no los de la primera.",
+        (
+            DecoderFirstWeights,
+            "Devuelve los pesos de la atención cruzada de la última capa, no los de la primera.",
+        ),
+        (DecoderWithoutValueError, "Decoder(layer, 0) debe lanzar ValueError"),
+        (DecoderSharedLayer, SHARED),
+        (DecoderAlwaysNorm, POST_NORM_EXTRA),
+        (DecoderNeverNorm, PRE_NORM_MISSING),
+        (DecoderWithoutMasks, "¿Pasas tgt_mask y memory_mask a cada capa?"),
+        (
+            DecoderReturnsOnlyOutput,
+            "Decoder devuelve la pareja (salida, pesos de la atención cruzada de la última capa).",
+        ),
     ),
-    Mistake(
-        "ej5_decoder",
-        "Decoder",
-        DecoderWithoutValueError,
-        "Decoder(layer, 0) debe lanzar ValueError",
-    ),
-    Mistake("ej5_decoder", "Decoder", DecoderSharedLayer, SHARED),
-    Mistake("ej5_decoder", "Decoder", DecoderAlwaysNorm, POST_NORM_EXTRA),
-    Mistake("ej5_decoder", "Decoder", DecoderNeverNorm, PRE_NORM_MISSING),
-    Mistake(
-        "ej5_decoder", "Decoder", DecoderWithoutMasks, "¿Pasas tgt_mask y memory_mask a cada capa?"
-    ),
-    Mistake(
-        "ej5_decoder",
-        "Decoder",
-        DecoderReturnsOnlyOutput,
-        "Decoder devuelve la pareja (salida, pesos de la atención cruzada de la última capa).",
-    ),
-    Mistake(
+    *for_exercise(
         "ej1_feed_forward",
         "PositionwiseFeedForward",
-        FeedForwardAlwaysRelu,
-        "Con activation='gelu' hay que usar GELU: ¿usas siempre ReLU?",
+        (FeedForwardAlwaysRelu, "Con activation='gelu' hay que usar GELU: ¿usas siempre ReLU?"),
     ),
-    Mistake("ej2_encoder_layer", "EncoderLayer", EncoderLayerReusesNormedInput, REUSES_NORMED),
-    Mistake("ej3_decoder_layer", "DecoderLayer", DecoderLayerReusesNormedInput, REUSES_NORMED),
-    Mistake("ej5_decoder", "Decoder", DecoderWithoutMemoryMask, MEMORY_MASK),
-    Mistake("ej5_decoder", "Decoder", DecoderWithoutTgtMask, TGT_MASK),
+    *for_exercise(
+        "ej2_encoder_layer",
+        "EncoderLayer",
+        (EncoderLayerReusesNormedInput, REUSES_NORMED),
+    ),
+    *for_exercise(
+        "ej3_decoder_layer",
+        "DecoderLayer",
+        (DecoderLayerReusesNormedInput, REUSES_NORMED),
+    ),
+    *for_exercise(
+        "ej5_decoder",
+        "Decoder",
+        (DecoderWithoutMemoryMask, MEMORY_MASK),
+        (DecoderWithoutTgtMask, TGT_MASK),
+    ),
 ]

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import multihead as ref
 from course.reference.attention import scaled_dot_product_attention
 
@@ -260,164 +260,106 @@ OVER_D_K = "¿Divides entre d_k en lugar de entre su raíz cuadrada?"
 WRONG_AXIS = "¿Normalizas sobre otro eje? El softmax va sobre el último (dim=-1): cada fila suma 1."
 
 MISTAKES = [
-    Mistake(
-        exercise="ej1_split_heads",
-        replaces="split_heads",
-        mutant=split_heads_direct_reshape,
-        message="¿Cambias la forma directamente a (B, H, T, d_k)? Así se mezclan trozos de tokens distintos.",
+    *for_exercise(
+        "ej1_split_heads",
+        "split_heads",
+        (
+            split_heads_direct_reshape,
+            "¿Cambias la forma directamente a (B, H, T, d_k)? Así se mezclan trozos de tokens distintos.",
+        ),
+        (
+            split_heads_without_transpose,
+            "¿Falta adelantar el eje de las cabezas? Tras el reshape la forma es (B, T, H, d_k).",
+        ),
+        (
+            split_heads_interleaved,
+            "¿Partes D como (d_k, H) en lugar de (H, d_k)? Cada cabeza debe quedarse con d_k columnas seguidas.",
+        ),
+        (split_heads_contiguous, "¿usas .contiguous(), clone() o torch.stack?"),
     ),
-    Mistake(
-        exercise="ej1_split_heads",
-        replaces="split_heads",
-        mutant=split_heads_without_transpose,
-        message="¿Falta adelantar el eje de las cabezas? Tras el reshape la forma es (B, T, H, d_k).",
+    *for_exercise(
+        "ej2_merge_heads",
+        "merge_heads",
+        (
+            merge_heads_without_transpose,
+            "¿Falta devolver las cabezas detrás de los tokens antes del reshape? Sin eso se concatenan tokens en lugar de cabezas.",
+        ),
+        (
+            merge_heads_interleaved,
+            "¿Concatenas las cabezas componente a componente? Cada cabeza debe ocupar d_k columnas seguidas.",
+        ),
+        (merge_heads_summed, "¿Sumas o promedias las cabezas? Hay que concatenarlas: D = H · d_k."),
     ),
-    Mistake(
-        exercise="ej1_split_heads",
-        replaces="split_heads",
-        mutant=split_heads_interleaved,
-        message="¿Partes D como (d_k, H) en lugar de (H, d_k)? Cada cabeza debe quedarse con d_k columnas seguidas.",
+    *for_exercise(
+        "ej3_multihead",
+        "MultiHeadAttention",
+        (
+            MultiHeadAttentionWithoutHeadAxis,
+            "¿Falta añadir a la máscara el eje de las cabezas? Sin él, la cabeza h usa la máscara de la frase h.",
+        ),
+        (
+            MultiHeadAttentionInvertedMask,
+            "¿Inviertes la máscara? En este curso True significa «se puede atender»; ~mask es solo para nn.MultiheadAttention.",
+        ),
+        (MultiHeadAttentionWithoutBias, "¿Creas las proyecciones con bias=False?"),
+        (MultiHeadAttentionWithoutOutputProjection, "¿Olvidas aplicar w_o a las cabezas unidas?"),
+        (
+            MultiHeadAttentionMergeWithoutTranspose,
+            "¿Unes las cabezas con un reshape directo? Usa tu merge_heads: sin el transpose se mezclan tokens.",
+        ),
+        (
+            MultiHeadAttentionQueryEverywhere,
+            "¿Proyectas key y value a partir de query? En la atención cruzada vienen de otra secuencia.",
+        ),
+        (
+            MultiHeadAttentionWithoutDropout,
+            "¿Pasas self.dropout a scaled_dot_product_attention? En modo entrenamiento la salida no cambia.",
+        ),
+        (
+            MultiHeadAttentionDropoutOnOutput,
+            "¿Aplicas el dropout a la salida? Debe actuar sobre los pesos de atención.",
+        ),
+        (MultiHeadAttentionWithoutValueError, "MultiHeadAttention(6, 4) debería lanzar ValueError"),
     ),
-    Mistake(
-        exercise="ej1_split_heads",
-        replaces="split_heads",
-        mutant=split_heads_contiguous,
-        message="¿usas .contiguous(), clone() o torch.stack?",
+    *for_exercise(
+        "ej4_bucle_cabezas",
+        "multihead_by_loop",
+        (loop_without_bias, "¿Olvidas el sesgo de las proyecciones (las mismas filas de bias)?"),
+        (loop_without_output_projection, "¿Olvidas aplicar mha.w_o a la concatenación?"),
+        (
+            loop_stack_heads_first,
+            "¿Apilas los pesos en el eje 0? Las cabezas van en el eje 1: (B, H, T_q, T_k).",
+        ),
+        (
+            loop_mask_with_head_axis,
+            "¿Añades a la máscara un eje de cabezas? En el bucle cada cabeza es una atención (B, T_q, T_k) y la máscara se usa tal cual.",
+        ),
     ),
-    Mistake(
-        exercise="ej2_merge_heads",
-        replaces="merge_heads",
-        mutant=merge_heads_without_transpose,
-        message="¿Falta devolver las cabezas detrás de los tokens antes del reshape? Sin eso se concatenan tokens en lugar de cabezas.",
+    *for_exercise(
+        "ej5_entropia",
+        "attention_entropy",
+        (
+            entropy_nan_at_zero,
+            "¿Calculas 0 · log 0? Da nan: las posiciones con peso 0 deben aportar 0.",
+        ),
+        (
+            entropy_epsilon_in_log,
+            "¿Sumas un ε dentro del logaritmo? Cambia un poco todas las entropías: solo los pesos 0 deben tratarse aparte.",
+        ),
+        (entropy_without_minus, "¿Falta el signo menos? La entropía es -Σ p log p, siempre ≥ 0."),
+        (entropy_log2, "¿Usas log2? La entropía se pide en nats, con el logaritmo natural."),
+        (entropy_mean, "¿Promedias en lugar de sumar sobre las claves?"),
+        (
+            entropy_summed_over_everything,
+            "¿Sumas sin indicar el eje? La entropía es una por fila: suma sobre el último eje.",
+        ),
     ),
-    Mistake(
-        exercise="ej2_merge_heads",
-        replaces="merge_heads",
-        mutant=merge_heads_interleaved,
-        message="¿Concatenas las cabezas componente a componente? Cada cabeza debe ocupar d_k columnas seguidas.",
+    *for_exercise(
+        "ej3_multihead",
+        "MultiHeadAttention",
+        (InlineWithoutScale, NO_SCALE),
+        (InlineScaledByModelWidth, WIDTH_SCALE),
+        (InlineOverDK, OVER_D_K),
+        (InlineSoftmaxOverQueries, WRONG_AXIS),
     ),
-    Mistake(
-        exercise="ej2_merge_heads",
-        replaces="merge_heads",
-        mutant=merge_heads_summed,
-        message="¿Sumas o promedias las cabezas? Hay que concatenarlas: D = H · d_k.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionWithoutHeadAxis,
-        message="¿Falta añadir a la máscara el eje de las cabezas? Sin él, la cabeza h usa la máscara de la frase h.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionInvertedMask,
-        message="¿Inviertes la máscara? En este curso True significa «se puede atender»; ~mask es solo para nn.MultiheadAttention.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionWithoutBias,
-        message="¿Creas las proyecciones con bias=False?",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionWithoutOutputProjection,
-        message="¿Olvidas aplicar w_o a las cabezas unidas?",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionMergeWithoutTranspose,
-        message="¿Unes las cabezas con un reshape directo? Usa tu merge_heads: sin el transpose se mezclan tokens.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionQueryEverywhere,
-        message="¿Proyectas key y value a partir de query? En la atención cruzada vienen de otra secuencia.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionWithoutDropout,
-        message="¿Pasas self.dropout a scaled_dot_product_attention? En modo entrenamiento la salida no cambia.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionDropoutOnOutput,
-        message="¿Aplicas el dropout a la salida? Debe actuar sobre los pesos de atención.",
-    ),
-    Mistake(
-        exercise="ej3_multihead",
-        replaces="MultiHeadAttention",
-        mutant=MultiHeadAttentionWithoutValueError,
-        message="MultiHeadAttention(6, 4) debería lanzar ValueError",
-    ),
-    Mistake(
-        exercise="ej4_bucle_cabezas",
-        replaces="multihead_by_loop",
-        mutant=loop_without_bias,
-        message="¿Olvidas el sesgo de las proyecciones (las mismas filas de bias)?",
-    ),
-    Mistake(
-        exercise="ej4_bucle_cabezas",
-        replaces="multihead_by_loop",
-        mutant=loop_without_output_projection,
-        message="¿Olvidas aplicar mha.w_o a la concatenación?",
-    ),
-    Mistake(
-        exercise="ej4_bucle_cabezas",
-        replaces="multihead_by_loop",
-        mutant=loop_stack_heads_first,
-        message="¿Apilas los pesos en el eje 0? Las cabezas van en el eje 1: (B, H, T_q, T_k).",
-    ),
-    Mistake(
-        exercise="ej4_bucle_cabezas",
-        replaces="multihead_by_loop",
-        mutant=loop_mask_with_head_axis,
-        message="¿Añades a la máscara un eje de cabezas? En el bucle cada cabeza es una atención (B, T_q, T_k) y la máscara se usa tal cual.",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_nan_at_zero,
-        message="¿Calculas 0 · log 0? Da nan: las posiciones con peso 0 deben aportar 0.",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_epsilon_in_log,
-        message="¿Sumas un ε dentro del logaritmo? Cambia un poco todas las entropías: solo los pesos 0 deben tratarse aparte.",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_without_minus,
-        message="¿Falta el signo menos? La entropía es -Σ p log p, siempre ≥ 0.",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_log2,
-        message="¿Usas log2? La entropía se pide en nats, con el logaritmo natural.",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_mean,
-        message="¿Promedias en lugar de sumar sobre las claves?",
-    ),
-    Mistake(
-        exercise="ej5_entropia",
-        replaces="attention_entropy",
-        mutant=entropy_summed_over_everything,
-        message="¿Sumas sin indicar el eje? La entropía es una por fila: suma sobre el último eje.",
-    ),
-    Mistake("ej3_multihead", "MultiHeadAttention", InlineWithoutScale, NO_SCALE),
-    Mistake("ej3_multihead", "MultiHeadAttention", InlineScaledByModelWidth, WIDTH_SCALE),
-    Mistake("ej3_multihead", "MultiHeadAttention", InlineOverDK, OVER_D_K),
-    Mistake("ej3_multihead", "MultiHeadAttention", InlineSoftmaxOverQueries, WRONG_AXIS),
 ]

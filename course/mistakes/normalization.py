@@ -6,7 +6,7 @@ Cada mutante es la referencia con un solo error. Nunca llega al estudiante.
 import torch
 from torch import nn
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import normalization as ref
 
 LAB = "02_normalizacion"
@@ -271,208 +271,105 @@ class ResidualDropoutOnSum(ref.ResidualConnection):
 
 
 MISTAKES = [
-    Mistake(
+    *for_exercise(
         "ej1_layernorm",
         "LayerNorm",
-        LayerNormUnbiased,
-        "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+        (
+            LayerNormUnbiased,
+            "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+        ),
+        (LayerNormEpsOutsideRoot, "eps va dentro de la raíz: sqrt(var + eps)."),
+        (LayerNormWithoutAffine, "¿Olvidas multiplicar por weight y sumar bias?"),
+        (
+            LayerNormOverEverything,
+            "¿Calculas la media y la varianza de cada token, sobre el último eje (dim=-1)?",
+        ),
+        (LayerNormOverVariance, "¿Divides entre la varianza? Se divide entre su raíz."),
+        (LayerNormPlainTensors, "¿Creas weight y bias con nn.Parameter?"),
     ),
-    Mistake(
-        "ej1_layernorm",
-        "LayerNorm",
-        LayerNormEpsOutsideRoot,
-        "eps va dentro de la raíz: sqrt(var + eps).",
-    ),
-    Mistake(
-        "ej1_layernorm",
-        "LayerNorm",
-        LayerNormWithoutAffine,
-        "¿Olvidas multiplicar por weight y sumar bias?",
-    ),
-    Mistake(
-        "ej1_layernorm",
-        "LayerNorm",
-        LayerNormOverEverything,
-        "¿Calculas la media y la varianza de cada token, sobre el último eje (dim=-1)?",
-    ),
-    Mistake(
-        "ej1_layernorm",
-        "LayerNorm",
-        LayerNormOverVariance,
-        "¿Divides entre la varianza? Se divide entre su raíz.",
-    ),
-    Mistake(
-        "ej1_layernorm",
-        "LayerNorm",
-        LayerNormPlainTensors,
-        "¿Creas weight y bias con nn.Parameter?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej2_annotated",
         "AnnotatedLayerNorm",
-        AnnotatedBiased,
-        "Aquí la desviación típica es la insesgada (divide entre D - 1).",
+        (AnnotatedBiased, "Aquí la desviación típica es la insesgada (divide entre D - 1)."),
+        (
+            AnnotatedEpsInsideRoot,
+            "En esta variante eps se suma a la desviación típica, fuera de la raíz.",
+        ),
+        (AnnotatedAsLayerNorm, "Esto es LayerNorm del ejercicio 1, no la variante."),
+        (AnnotatedWithoutAffine, "¿Olvidas multiplicar por weight y sumar bias?"),
+        (
+            AnnotatedOverEverything,
+            "¿Calculas la media y la desviación típica de cada token, sobre el último eje (dim=-1)?",
+        ),
     ),
-    Mistake(
-        "ej2_annotated",
-        "AnnotatedLayerNorm",
-        AnnotatedEpsInsideRoot,
-        "En esta variante eps se suma a la desviación típica, fuera de la raíz.",
-    ),
-    Mistake(
-        "ej2_annotated",
-        "AnnotatedLayerNorm",
-        AnnotatedAsLayerNorm,
-        "Esto es LayerNorm del ejercicio 1, no la variante.",
-    ),
-    Mistake(
-        "ej2_annotated",
-        "AnnotatedLayerNorm",
-        AnnotatedWithoutAffine,
-        "¿Olvidas multiplicar por weight y sumar bias?",
-    ),
-    Mistake(
-        "ej2_annotated",
-        "AnnotatedLayerNorm",
-        AnnotatedOverEverything,
-        "¿Calculas la media y la desviación típica de cada token, sobre el último eje (dim=-1)?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej3_rmsnorm",
         "RMSNorm",
-        RMSNormCentred,
-        "RMSNorm no resta la media.",
+        (RMSNormCentred, "RMSNorm no resta la media."),
+        (RMSNormSumOfSquares, "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma."),
+        (RMSNormEpsOutsideRoot, "eps va dentro de la raíz."),
+        (RMSNormWithoutWeight, "¿Olvidas multiplicar por weight?"),
+        (
+            RMSNormWithoutRoot,
+            "¿Falta la raíz? Se divide entre la raíz de la media de los cuadrados.",
+        ),
+        (
+            RMSNormOverEverything,
+            "¿Calculas la media de los cuadrados de cada token, sobre el último eje (dim=-1)?",
+        ),
+        (RMSNormWithBias, "RMSNorm no tiene bias: su único parámetro es weight."),
     ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormSumOfSquares,
-        "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma.",
-    ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormEpsOutsideRoot,
-        "eps va dentro de la raíz.",
-    ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormWithoutWeight,
-        "¿Olvidas multiplicar por weight?",
-    ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormWithoutRoot,
-        "¿Falta la raíz? Se divide entre la raíz de la media de los cuadrados.",
-    ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormOverEverything,
-        "¿Calculas la media de los cuadrados de cada token, sobre el último eje (dim=-1)?",
-    ),
-    Mistake(
-        "ej3_rmsnorm",
-        "RMSNorm",
-        RMSNormWithBias,
-        "RMSNorm no tiene bias: su único parámetro es weight.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej4_dropout",
         "Dropout",
-        DropoutKeepsWithP,
-        "¿Conservas con probabilidad p en lugar de 1 - p?",
+        (DropoutKeepsWithP, "¿Conservas con probabilidad p en lugar de 1 - p?"),
+        (DropoutWithoutRescale, "¿Falta dividir entre 1 - p?"),
+        (DropoutOverP, "Se divide entre 1 - p, no entre p."),
+        (
+            DropoutTimesKeep,
+            "¿Multiplicas por 1 - p? Los elementos conservados se dividen entre 1 - p.",
+        ),
+        (DropoutAlsoInEval, "En evaluación el dropout es la identidad: ¿miras self.training?"),
+        (
+            DropoutSeededInForward,
+            "¿Fijas la semilla dentro de forward? Cada llamada debe sortear una máscara nueva.",
+        ),
+        (
+            DropoutWithoutValidation,
+            "Dropout(p=1.0) debería lanzar ValueError: p tiene que estar en [0, 1).",
+        ),
+        (DropoutRejectsZero, "p = 0 es válido (no anula nada): el intervalo es [0, 1)."),
     ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutWithoutRescale,
-        "¿Falta dividir entre 1 - p?",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutOverP,
-        "Se divide entre 1 - p, no entre p.",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutTimesKeep,
-        "¿Multiplicas por 1 - p? Los elementos conservados se dividen entre 1 - p.",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutAlsoInEval,
-        "En evaluación el dropout es la identidad: ¿miras self.training?",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutSeededInForward,
-        "¿Fijas la semilla dentro de forward? Cada llamada debe sortear una máscara nueva.",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutWithoutValidation,
-        "Dropout(p=1.0) debería lanzar ValueError: p tiene que estar en [0, 1).",
-    ),
-    Mistake(
-        "ej4_dropout",
-        "Dropout",
-        DropoutRejectsZero,
-        "p = 0 es válido (no anula nada): el intervalo es [0, 1).",
-    ),
-    Mistake(
+    *for_exercise(
         "ej5_residual",
         "ResidualConnection",
-        ResidualSwapped,
-        "¿Están cambiadas las formas? norm_first=True es pre-norm: x + subcapa(norm(x)).",
+        (
+            ResidualSwapped,
+            "¿Están cambiadas las formas? norm_first=True es pre-norm: x + subcapa(norm(x)).",
+        ),
+        (ResidualWithoutResidual, "¿Falta sumar el residuo x?"),
+        (ResidualNormalisedInPreNorm, "En pre-norm el residuo es x sin normalizar, no norm(x)."),
+        (
+            ResidualPostNormOnSublayer,
+            "En post-norm se normaliza la suma x + subcapa(x), no solo la salida de la subcapa.",
+        ),
+        (
+            ResidualWithoutDropout,
+            "No se anula nada: ¿aplicas self.dropout a la salida de la subcapa?",
+        ),
+        (ResidualDropoutOnSum, "El dropout va sobre la salida de la subcapa, no sobre el residuo."),
     ),
-    Mistake(
-        "ej5_residual",
-        "ResidualConnection",
-        ResidualWithoutResidual,
-        "¿Falta sumar el residuo x?",
-    ),
-    Mistake(
-        "ej5_residual",
-        "ResidualConnection",
-        ResidualNormalisedInPreNorm,
-        "En pre-norm el residuo es x sin normalizar, no norm(x).",
-    ),
-    Mistake(
-        "ej5_residual",
-        "ResidualConnection",
-        ResidualPostNormOnSublayer,
-        "En post-norm se normaliza la suma x + subcapa(x), no solo la salida de la subcapa.",
-    ),
-    Mistake(
-        "ej5_residual",
-        "ResidualConnection",
-        ResidualWithoutDropout,
-        "No se anula nada: ¿aplicas self.dropout a la salida de la subcapa?",
-    ),
-    Mistake(
-        "ej5_residual",
-        "ResidualConnection",
-        ResidualDropoutOnSum,
-        "El dropout va sobre la salida de la subcapa, no sobre el residuo.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej1_layernorm",
         "LayerNorm",
-        LayerNormUnbiasedStd,
-        "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+        (
+            LayerNormUnbiasedStd,
+            "¿Usas la varianza insesgada? LayerNorm divide entre D (unbiased=False).",
+        ),
     ),
-    Mistake(
+    *for_exercise(
         "ej3_rmsnorm",
         "RMSNorm",
-        RMSNormOverNorm,
-        "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma.",
+        (RMSNormOverNorm, "Divide entre la raíz de la MEDIA de los cuadrados, no de la suma."),
     ),
 ]

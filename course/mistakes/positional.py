@@ -8,7 +8,7 @@ import math
 import torch
 from torch import nn
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import positional as ref
 
 LAB = "03_posicional"
@@ -262,160 +262,115 @@ FLOAT32 = "¿calculas el ángulo en float32?"
 FLOAT64 = "Devuelve float32: convierte el resultado con .float() al final."
 
 MISTAKES = [
-    Mistake(
-        "ej1_embedding", "TokenEmbedding", TokenEmbeddingUnscaled, "¿Falta multiplicar por √D?"
-    ),
-    Mistake(
-        "ej1_embedding", "TokenEmbedding", TokenEmbeddingTimesD, "Se multiplica por √D, no por D."
-    ),
-    Mistake(
+    *for_exercise(
         "ej1_embedding",
         "TokenEmbedding",
-        TokenEmbeddingOverSqrtD,
-        "Se multiplica por √D, no se divide.",
+        (TokenEmbeddingUnscaled, "¿Falta multiplicar por √D?"),
+        (TokenEmbeddingTimesD, "Se multiplica por √D, no por D."),
+        (TokenEmbeddingOverSqrtD, "Se multiplica por √D, no se divide."),
+        (TokenEmbeddingSqrtVocab, "El factor usa D (d_model), no el tamaño del vocabulario."),
+        (
+            TokenEmbeddingSwapped,
+            "¿Están cambiados los argumentos de nn.Embedding? La tabla tiene una fila por token.",
+        ),
+        (
+            TokenEmbeddingDetached,
+            "¿Usas detach() o torch.no_grad() en forward? La tabla no recibiría gradiente.",
+        ),
     ),
-    Mistake(
-        "ej1_embedding",
-        "TokenEmbedding",
-        TokenEmbeddingSqrtVocab,
-        "El factor usa D (d_model), no el tamaño del vocabulario.",
-    ),
-    Mistake(
-        "ej1_embedding",
-        "TokenEmbedding",
-        TokenEmbeddingSwapped,
-        "¿Están cambiados los argumentos de nn.Embedding? La tabla tiene una fila por token.",
-    ),
-    Mistake(
-        "ej1_embedding",
-        "TokenEmbedding",
-        TokenEmbeddingDetached,
-        "¿Usas detach() o torch.no_grad() en forward? La tabla no recibiría gradiente.",
-    ),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_sin_cos_swapped, SWAPPED_SINE),
-    Mistake(
+    *for_exercise(
         "ej2_senoidal",
         "sinusoidal_encoding",
-        sinusoidal_exponent_j,
-        "Cada par de columnas (2i, 2i + 1) comparte frecuencia: el exponente es 2⌊j/2⌋/D, no j/D.",
+        (sinusoidal_sin_cos_swapped, SWAPPED_SINE),
+        (
+            sinusoidal_exponent_j,
+            "Cada par de columnas (2i, 2i + 1) comparte frecuencia: el exponente es 2⌊j/2⌋/D, no j/D.",
+        ),
+        (
+            sinusoidal_exponent_2j,
+            "El exponente es 2i/D con 2i = 0, 0, 2, 2, …; parece que usas 2j/D con j el índice de columna.",
+        ),
+        (
+            sinusoidal_exponent_i,
+            "El exponente es 2i/D con 2i = 0, 0, 2, 2, …; parece que usas i = 0, 0, 1, 1, …",
+        ),
+        (sinusoidal_positions_from_one, FROM_ONE),
+        (sinusoidal_multiplied, "Se divide la posición entre 10000^(2i/D), no se multiplica."),
+        (sinusoidal_float64, FLOAT64),
     ),
-    Mistake(
-        "ej2_senoidal",
-        "sinusoidal_encoding",
-        sinusoidal_exponent_2j,
-        "El exponente es 2i/D con 2i = 0, 0, 2, 2, …; parece que usas 2j/D con j el índice de columna.",
-    ),
-    Mistake(
-        "ej2_senoidal",
-        "sinusoidal_encoding",
-        sinusoidal_exponent_i,
-        "El exponente es 2i/D con 2i = 0, 0, 2, 2, …; parece que usas i = 0, 0, 1, 1, …",
-    ),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_positions_from_one, FROM_ONE),
-    Mistake(
-        "ej2_senoidal",
-        "sinusoidal_encoding",
-        sinusoidal_multiplied,
-        "Se divide la posición entre 10000^(2i/D), no se multiplica.",
-    ),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_float64, FLOAT64),
-    Mistake(
+    *for_exercise(
         "ej3_senoidal_exp",
         "sinusoidal_encoding_exp",
-        exp_without_minus,
-        "¿Falta el signo menos dentro de exp? La frecuencia baja con la columna.",
+        (
+            exp_without_minus,
+            "¿Falta el signo menos dentro de exp? La frecuencia baja con la columna.",
+        ),
+        (
+            exp_two_i_halved,
+            "two_i ya vale 0, 2, 4, …: no lo dividas entre 2 (ni uses i en lugar de 2i).",
+        ),
+        (exp_two_i_doubled, "two_i ya vale 0, 2, 4, …: no lo multipliques por 2."),
+        (exp_log10, "¿Usas log10? La fórmula lleva el logaritmo natural."),
+        (exp_sin_cos_swapped, SWAPPED_SINE),
+        (exp_positions_from_one, FROM_ONE),
+        (exp_float64, FLOAT64),
     ),
-    Mistake(
-        "ej3_senoidal_exp",
-        "sinusoidal_encoding_exp",
-        exp_two_i_halved,
-        "two_i ya vale 0, 2, 4, …: no lo dividas entre 2 (ni uses i en lugar de 2i).",
-    ),
-    Mistake(
-        "ej3_senoidal_exp",
-        "sinusoidal_encoding_exp",
-        exp_two_i_doubled,
-        "two_i ya vale 0, 2, 4, …: no lo multipliques por 2.",
-    ),
-    Mistake(
-        "ej3_senoidal_exp",
-        "sinusoidal_encoding_exp",
-        exp_log10,
-        "¿Usas log10? La fórmula lleva el logaritmo natural.",
-    ),
-    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_sin_cos_swapped, SWAPPED_SINE),
-    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_positions_from_one, FROM_ONE),
-    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_float64, FLOAT64),
-    Mistake(
+    *for_exercise(
         "ej4_posicional",
         "PositionalEncoding",
-        PositionalEncodingDropoutBeforeSum,
-        "El dropout va después de la suma: se aplica a x + pe, no solo a x.",
+        (
+            PositionalEncodingDropoutBeforeSum,
+            "El dropout va después de la suma: se aplica a x + pe, no solo a x.",
+        ),
+        (PositionalEncodingWithoutDropout, "¿Aplicas self.dropout?"),
+        (
+            PositionalEncodingShifted,
+            "Suma las primeras T filas de pe, empezando por la posición 0.",
+        ),
+        (
+            PositionalEncodingWithoutLengthCheck,
+            "Con T > max_len, PositionalEncoding debe lanzar ValueError",
+        ),
+        (PositionalEncodingPlainAttribute, "Registra la tabla con self.register_buffer('pe', ...)"),
+        (
+            PositionalEncodingPersistent,
+            "`pe` no debe entrar en el state_dict: regístralo con persistent=False.",
+        ),
+        (PositionalEncodingParameter, "`pe` es un buffer, no un nn.Parameter"),
     ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingWithoutDropout,
-        "¿Aplicas self.dropout?",
-    ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingShifted,
-        "Suma las primeras T filas de pe, empezando por la posición 0.",
-    ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingWithoutLengthCheck,
-        "Con T > max_len, PositionalEncoding debe lanzar ValueError",
-    ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingPlainAttribute,
-        "Registra la tabla con self.register_buffer('pe', ...)",
-    ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingPersistent,
-        "`pe` no debe entrar en el state_dict: regístralo con persistent=False.",
-    ),
-    Mistake(
-        "ej4_posicional",
-        "PositionalEncoding",
-        PositionalEncodingParameter,
-        "`pe` es un buffer, no un nn.Parameter",
-    ),
-    Mistake(
+    *for_exercise(
         "ej5_aprendida",
         "LearnedPositionalEmbedding",
-        LearnedWithoutX,
-        "¿Falta sumar x a las filas de la tabla?",
+        (LearnedWithoutX, "¿Falta sumar x a las filas de la tabla?"),
+        (LearnedFromOne, FROM_ONE),
+        (
+            LearnedScaled,
+            "La codificación aprendida no se multiplica por √D (eso es cosa de TokenEmbedding).",
+        ),
+        (
+            LearnedSwapped,
+            "¿Están cambiados los argumentos de nn.Embedding? La tabla tiene una fila por posición.",
+        ),
     ),
-    Mistake("ej5_aprendida", "LearnedPositionalEmbedding", LearnedFromOne, FROM_ONE),
-    Mistake(
-        "ej5_aprendida",
-        "LearnedPositionalEmbedding",
-        LearnedScaled,
-        "La codificación aprendida no se multiplica por √D (eso es cosa de TokenEmbedding).",
-    ),
-    Mistake(
-        "ej5_aprendida",
-        "LearnedPositionalEmbedding",
-        LearnedSwapped,
-        "¿Están cambiados los argumentos de nn.Embedding? La tabla tiene una fila por posición.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej1_embedding",
         "TokenEmbedding",
-        TokenEmbeddingPaddingIdx,
-        "¿Usas padding_idx=0? El enunciado no lo pide: la fila del token 0 no recibiría gradiente.",
+        (
+            TokenEmbeddingPaddingIdx,
+            "¿Usas padding_idx=0? El enunciado no lo pide: la fila del token 0 no recibiría gradiente.",
+        ),
     ),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_base_1000, BASE),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_base_e, BASE),
-    Mistake("ej2_senoidal", "sinusoidal_encoding", sinusoidal_angle_float32, FLOAT32),
-    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_base_1000, BASE),
-    Mistake("ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_angle_float32, FLOAT32),
+    *for_exercise(
+        "ej2_senoidal",
+        "sinusoidal_encoding",
+        (sinusoidal_base_1000, BASE),
+        (sinusoidal_base_e, BASE),
+        (sinusoidal_angle_float32, FLOAT32),
+    ),
+    *for_exercise(
+        "ej3_senoidal_exp",
+        "sinusoidal_encoding_exp",
+        (exp_base_1000, BASE),
+        (exp_angle_float32, FLOAT32),
+    ),
 ]

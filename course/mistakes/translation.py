@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from course.mistakes import Mistake
+from course.mistakes import for_exercise
 from course.reference import translation as ref
 from course.reference.model import greedy_decode
 from course.translation.data.tokenizer import BOS_IDX, EOS_IDX
@@ -291,161 +291,103 @@ TARGET_TGT_IN = "¿Comparas con tgt_in? El objetivo es tgt_out: el siguiente tok
 SENTENCE_MEAN = "¿Promedias el BLEU de cada frase? Es un BLEU de corpus."
 
 MISTAKES = [
-    Mistake("ej1_lote", "collate", collate_swapped, "¿Has intercambiado tgt_in y tgt_out?"),
-    Mistake(
+    *for_exercise(
         "ej1_lote",
         "collate",
-        collate_without_shift,
-        "¿Desplazas el destino? tgt_in y tgt_out no pueden ser el mismo tensor.",
+        (collate_swapped, "¿Has intercambiado tgt_in y tgt_out?"),
+        (
+            collate_without_shift,
+            "¿Desplazas el destino? tgt_in y tgt_out no pueden ser el mismo tensor.",
+        ),
+        (collate_pad_zero, "¿Rellenas con 0 en lugar de con el pad_idx que recibe collate?"),
+        (collate_time_first, "¿Falta batch_first=True? La primera dimensión debe ser la del lote."),
     ),
-    Mistake(
-        "ej1_lote",
-        "collate",
-        collate_pad_zero,
-        "¿Rellenas con 0 en lugar de con el pad_idx que recibe collate?",
-    ),
-    Mistake(
-        "ej1_lote",
-        "collate",
-        collate_time_first,
-        "¿Falta batch_first=True? La primera dimensión debe ser la del lote.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej2_mascaras",
         "batch_masks",
-        masks_inverted,
-        "¿Máscara invertida? True significa que se puede atender.",
+        (masks_inverted, "¿Máscara invertida? True significa que se puede atender."),
+        (
+            masks_without_causal,
+            "¿Falta la parte causal? La posición i no debe ver posiciones posteriores.",
+        ),
+        (masks_without_target_padding, "¿Falta ocultar el relleno del destino?"),
+        (
+            masks_causal_transposed,
+            "¿La parte causal está traspuesta? Cada posición ve las anteriores, no las siguientes.",
+        ),
+        (
+            masks_source_without_query_axis,
+            "¿Falta el eje de las consultas en src_mask? Su forma es (B, 1, S).",
+        ),
     ),
-    Mistake(
-        "ej2_mascaras",
-        "batch_masks",
-        masks_without_causal,
-        "¿Falta la parte causal? La posición i no debe ver posiciones posteriores.",
-    ),
-    Mistake(
-        "ej2_mascaras",
-        "batch_masks",
-        masks_without_target_padding,
-        "¿Falta ocultar el relleno del destino?",
-    ),
-    Mistake(
-        "ej2_mascaras",
-        "batch_masks",
-        masks_causal_transposed,
-        "¿La parte causal está traspuesta? Cada posición ve las anteriores, no las siguientes.",
-    ),
-    Mistake(
-        "ej2_mascaras",
-        "batch_masks",
-        masks_source_without_query_axis,
-        "¿Falta el eje de las consultas en src_mask? Su forma es (B, 1, S).",
-    ),
-    Mistake(
+    *for_exercise(
         "ej3_paso",
         "train_step",
-        step_without_smoothing,
-        "¿Falta el suavizado de etiquetas (smoothing)?",
+        (step_without_smoothing, "¿Falta el suavizado de etiquetas (smoothing)?"),
+        (
+            step_counting_padding,
+            "¿El relleno cuenta en la pérdida? Las posiciones pad_idx deben ignorarse.",
+        ),
+        (step_without_scheduler, "El planificador debe avanzar un paso: llama a scheduler.step()."),
+        (step_without_optimizer_step, "Algún parámetro no cambió: ¿llamas a optimizer.step()?"),
+        (step_returning_tensor, "train_step debe devolver un float (usa loss.item())"),
     ),
-    Mistake(
-        "ej3_paso",
-        "train_step",
-        step_counting_padding,
-        "¿El relleno cuenta en la pérdida? Las posiciones pad_idx deben ignorarse.",
-    ),
-    Mistake(
-        "ej3_paso",
-        "train_step",
-        step_without_scheduler,
-        "El planificador debe avanzar un paso: llama a scheduler.step().",
-    ),
-    Mistake(
-        "ej3_paso",
-        "train_step",
-        step_without_optimizer_step,
-        "Algún parámetro no cambió: ¿llamas a optimizer.step()?",
-    ),
-    Mistake(
-        "ej3_paso",
-        "train_step",
-        step_returning_tensor,
-        "train_step debe devolver un float (usa loss.item())",
-    ),
-    Mistake(
+    *for_exercise(
         "ej4_evaluacion",
         "evaluate",
-        evaluate_mean_of_batch_means,
-        "¿Promedias las medias de cada lote? Cada token debe pesar lo mismo.",
+        (
+            evaluate_mean_of_batch_means,
+            "¿Promedias las medias de cada lote? Cada token debe pesar lo mismo.",
+        ),
+        (
+            evaluate_with_smoothing,
+            "¿Evalúas con suavizado de etiquetas? La pérdida de evaluación no lo lleva.",
+        ),
+        (evaluate_left_in_eval_mode, "evaluate debe devolver el modelo al modo en que estaba."),
+        (evaluate_pair_swapped, "¿Devuelves la pareja en el orden (pérdida, perplejidad)?"),
     ),
-    Mistake(
-        "ej4_evaluacion",
-        "evaluate",
-        evaluate_with_smoothing,
-        "¿Evalúas con suavizado de etiquetas? La pérdida de evaluación no lo lleva.",
-    ),
-    Mistake(
-        "ej4_evaluacion",
-        "evaluate",
-        evaluate_left_in_eval_mode,
-        "evaluate debe devolver el modelo al modo en que estaba.",
-    ),
-    Mistake(
-        "ej4_evaluacion",
-        "evaluate",
-        evaluate_pair_swapped,
-        "¿Devuelves la pareja en el orden (pérdida, perplejidad)?",
-    ),
-    Mistake(
+    *for_exercise(
         "ej5_traduccion",
         "greedy_translate",
-        translate_without_source_mask,
-        "Traducir en lote debe dar lo mismo que frase a frase: ¿usas la máscara de origen?",
+        (
+            translate_without_source_mask,
+            "Traducir en lote debe dar lo mismo que frase a frase: ¿usas la máscara de origen?",
+        ),
+        (translate_returning_ids, "Cada traducción debe ser un str (usa tokenizer.decode)."),
+        (translate_one_string, "Devuelve una lista con una traducción por frase."),
     ),
-    Mistake(
-        "ej5_traduccion",
-        "greedy_translate",
-        translate_returning_ids,
-        "Cada traducción debe ser un str (usa tokenizer.decode).",
-    ),
-    Mistake(
-        "ej5_traduccion",
-        "greedy_translate",
-        translate_one_string,
-        "Devuelve una lista con una traducción por frase.",
-    ),
-    Mistake(
+    *for_exercise(
         "ej6_bleu",
         "corpus_bleu",
-        bleu_lowercase,
-        "¿Pasas a minúsculas? Este BLEU distingue mayúsculas.",
+        (bleu_lowercase, "¿Pasas a minúsculas? Este BLEU distingue mayúsculas."),
+        (bleu_mean_of_sentences, "¿Promedias el BLEU de cada frase? Es un BLEU de corpus."),
+        (bleu_fraction, "¿Devuelves BLEU entre 0 y 1? Se espera en la escala de 0 a 100."),
+        (
+            bleu_references_unwrapped,
+            "¿Pasas las referencias sin envolver? sacreBLEU espera una lista de listas.",
+        ),
     ),
-    Mistake(
-        "ej6_bleu",
-        "corpus_bleu",
-        bleu_mean_of_sentences,
-        "¿Promedias el BLEU de cada frase? Es un BLEU de corpus.",
-    ),
-    Mistake(
-        "ej6_bleu",
-        "corpus_bleu",
-        bleu_fraction,
-        "¿Devuelves BLEU entre 0 y 1? Se espera en la escala de 0 a 100.",
-    ),
-    Mistake(
-        "ej6_bleu",
-        "corpus_bleu",
-        bleu_references_unwrapped,
-        "¿Pasas las referencias sin envolver? sacreBLEU espera una lista de listas.",
-    ),
-    Mistake("ej4_evaluacion", "evaluate", evaluate_counting_padding, PADDING_COUNTED),
-    Mistake("ej4_evaluacion", "evaluate", evaluate_dividing_by_all_positions, PADDING_COUNTED),
-    Mistake("ej3_paso", "train_step", step_target_tgt_in, TARGET_TGT_IN),
-    Mistake(
+    *for_exercise(
         "ej4_evaluacion",
         "evaluate",
-        evaluate_target_tgt_in,
-        TARGET_TGT_IN,
+        (evaluate_counting_padding, PADDING_COUNTED),
+        (evaluate_dividing_by_all_positions, PADDING_COUNTED),
     ),
-    Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_2, PERPLEXITY_BASE),
-    Mistake("ej4_evaluacion", "evaluate", evaluate_perplexity_base_10, PERPLEXITY_BASE),
-    Mistake("ej6_bleu", "corpus_bleu", bleu_sentence_average, SENTENCE_MEAN),
+    *for_exercise(
+        "ej3_paso",
+        "train_step",
+        (step_target_tgt_in, TARGET_TGT_IN),
+    ),
+    *for_exercise(
+        "ej4_evaluacion",
+        "evaluate",
+        (evaluate_target_tgt_in, TARGET_TGT_IN),
+        (evaluate_perplexity_base_2, PERPLEXITY_BASE),
+        (evaluate_perplexity_base_10, PERPLEXITY_BASE),
+    ),
+    *for_exercise(
+        "ej6_bleu",
+        "corpus_bleu",
+        (bleu_sentence_average, SENTENCE_MEAN),
+    ),
 ]
