@@ -131,3 +131,19 @@ def test_series_cover_every_task_once_in_order_and_balance_two_workers():
     assert [t for chunk in series for t in chunk] == tasks
     assert sorted(len(chunk) for chunk in series) == [2, 2, 3, 3]
     assert batch.split_series(tasks[:1], 2) == [tasks[:1]]
+
+
+def test_a_submission_that_cannot_be_read_ahead_does_not_stop_the_series(tmp_path, monkeypatch):
+    def fake(path, lab, timeout=None, keep=None, stage=None, **settings):
+        return grading.Result("", lab.id, [grading.Cell("ej1_puntuaciones_prueba", 5, 5)])
+
+    monkeypatch.setattr(grading, "grade_notebook", fake)
+    linked = tmp_path / "ana.ipynb"
+    linked.symlink_to(LAB.source)  # un enlace a la solución: se rechaza al copiarlo
+    good = tmp_path / "bea.ipynb"
+    good.write_text("{}")
+    tasks = [batch.Task("ana", LAB.id, linked), batch.Task("bea", LAB.id, good)]
+    settings = batch.Settings(sandboxed=False)
+    done = {r.student: r for r in batch.grade_series(tasks, tmp_path / "out", settings)}
+    assert "se rechaza" in done["ana"].error
+    assert not done["bea"].error and done["bea"].auto_points == 5

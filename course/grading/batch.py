@@ -371,9 +371,9 @@ def grade_series(
 class _Ahead:
     """Una entrega preparada antes de su turno: su copia y su núcleo aislado ya lanzado.
 
-    Si la copia se rechaza, el error se guarda para :func:`grade_one`; si la preparación
-    del curso falla, ``stage`` queda vacío y ``grade_notebook`` lo intentará de nuevo y
-    dará el error en su turno.
+    Si la copia se rechaza o falla, el error se guarda para :func:`grade_one` (nunca
+    detiene la serie); si la preparación del curso falla, ``stage`` queda vacío y
+    ``grade_notebook`` lo intentará de nuevo y dará el error en su turno.
     """
 
     def __init__(self, task: Task, settings: Settings):
@@ -385,10 +385,10 @@ class _Ahead:
         self.refused: Exception | None = None
         if task.notebook is None:
             return
-        folder = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="course-entrega-"))
         try:
-            self.path = _staged(task, Path(folder))
-        except CourseError as refusal:
+            temporary = tempfile.TemporaryDirectory(prefix="course-entrega-")
+            self.path = _staged(task, Path(self._stack.enter_context(temporary)))
+        except Exception as refusal:  # noqa: BLE001 (el error de esa entrega, en su turno)
             self.refused = refusal
             return
         if not settings.sandboxed or sandbox.available():
