@@ -8,6 +8,8 @@ ejecuta código del estudiante en su propio proceso:
 - ``remote`` y ``agent``: las pruebas se ejecutan en el proceso de calificación y piden
   al núcleo, por el protocolo de Jupyter, solo los resultados del estudiante;
 - ``execute``: el paso de nbgrader que reparte cada celda entre núcleo y calificador;
+- ``staging`` y ``pool``: preparar una entrega y lanzar ya su núcleo (uno por entrega,
+  destruido al terminarla), mientras se importa nbgrader o se califica la anterior;
 - ``runner``: calificar un cuaderno sobre un curso temporal;
 - ``results``: el resultado de una entrega (``Result``, ``Cell``) y su unión en
   ``gradebook.db``;
