@@ -37,6 +37,7 @@ print("VISTO", {
     "global": "HUELLA_DE_ANA" in globals(),
     "atributo": hasattr(torch, "huella_de_ana"),
     "softmax": torch.softmax(torch.zeros(2), dim=0).tolist(),
+    "calificando": os.environ.get("NBGRADER_EXECUTION"),
 })
 """
 
@@ -69,7 +70,13 @@ def test_a_warm_kernel_never_sees_the_previous_submission(tmp_path):
     assert done["bea"].auto_points == done["bea"].auto_max  # la solución sigue valiendo
     seen = _printed(out / "bea" / LAB.id / f"{LAB.id}.ipynb", "VISTO")
     found = ast.literal_eval(seen.split("VISTO", 1)[1].strip())
-    assert found == {"archivo": False, "global": False, "atributo": False, "softmax": [0.5, 0.5]}
+    assert found == {
+        "archivo": False,
+        "global": False,
+        "atributo": False,
+        "softmax": [0.5, 0.5],
+        "calificando": "autograde",  # como si nbgrader lo hubiera lanzado (labs. 6 y 7)
+    }
     left = _printed(out / "ana" / LAB.id / f"{LAB.id}.ipynb", "DEJADO")  # sí la dejó
     assert "trucado por ana" in left
 

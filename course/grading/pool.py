@@ -27,21 +27,27 @@ ALWAYS = ("torch", "course.grading.agent")  # la sonda importa el agente antes q
 
 
 def preload_code(setup_source: str) -> str:
-    """Código que importa los módulos de la celda de preparación sin enlazar ningún nombre.
+    """Código que importa lo que la celda de preparación importa antes de hacer otra cosa,
+    sin enlazar ningún nombre.
 
-    Un módulo que no se puede importar no detiene nada: la celda de preparación fallará
-    después igual que sin núcleo adelantado.
+    Solo las importaciones del principio: una importación que va detrás de
+    ``torch.manual_seed(0)`` tiene que seguir ocurriendo detrás (un módulo que genera
+    números aleatorios al importarse cambiaría si no los de todo el cuaderno). Un módulo
+    que no se puede importar no detiene nada: la celda de preparación fallará después
+    igual que sin núcleo adelantado.
     """
     modules = list(ALWAYS)
     try:
-        tree = ast.parse(setup_source)
+        body = ast.parse(setup_source).body
     except SyntaxError:
-        tree = ast.Module(body=[], type_ignores=[])
-    for node in ast.walk(tree):
+        body = []
+    for node in body:
         if isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             modules.append(node.module)
+        else:
+            break
     lines = [f"    __import__({name!r})" for name in dict.fromkeys(modules)]
     return "try:\n" + "\n".join(lines) + "\nexcept Exception:\n    pass\n"
 

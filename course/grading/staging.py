@@ -76,6 +76,8 @@ def staged(
         trusted = _trusted_config(lab, source, submitted, tmp, Path(runtime), sandboxed, limits)
         warm = None
         if sandboxed:
+            # nbgrader la define al calificar, pero este núcleo nace antes (labs. 6 y 7 la leen).
+            trusted.SandboxedKernelManager.box.env["NBGRADER_EXECUTION"] = "autograde"
             warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)
             stack.callback(warm.destroy)  # antes de borrar sus carpetas (orden inverso)
             trusted.TrustedExecute.warm = warm
