@@ -7,6 +7,8 @@ leen la copia real (``MULTI30K_DIR`` o ``../shared/multi30k``) y se omiten si no
 
 import os
 import shutil
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -352,3 +354,15 @@ def test_real_tokenizer_round_trips_validation_sentences():
     assert tokenizer.vocab_size == data.DEFAULT_VOCAB_SIZE
     sentences = [text for pair in data.read_split("val", REAL_DIR) for text in pair]
     assert [tokenizer.decode(ids) for ids in tokenizer.encode_batch(sentences)] == sentences
+
+
+def test_finding_the_files_does_not_load_torch():
+    """El calificador busca Multi30k antes de arrancar el núcleo: sin cargar PyTorch."""
+    program = (
+        "import sys\nfrom course.translation.data import sources\n"
+        "from course.translation import data\ndata.locate\n"
+        "print('torch' in sys.modules, 'tokenizers' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]

@@ -14,68 +14,34 @@ Flujo habitual::
 
 Módulos: ``sources`` (buscar y verificar los archivos), ``corpus`` (leer pares y el
 corpus de juguete), ``tokenizer`` (BPE conjunto) y ``batching`` (lotes por cubetas).
+
+Cada nombre se importa de su módulo la primera vez que se usa: buscar los archivos
+(``sources``) no carga PyTorch ni ``tokenizers``, y el calificador lo hace antes de
+arrancar el núcleo.
 """
 
-from course.translation.data.batching import (
-    Batch,
-    PairDataset,
-    TokenBucketSampler,
-    collate,
-    make_loader,
-    padding_ratio,
-)
-from course.translation.data.corpus import read_split, synthetic_corpus, toy_pairs
-from course.translation.data.sources import (
-    BASE_URL,
-    ENV_VAR,
-    LANGS,
-    MULTI30K_SHA256,
-    SPLITS,
-    DataError,
-    cache_dir,
-    cache_root,
-    locate,
-    shared_dir,
-)
-from course.translation.data.tokenizer import (
-    BOS_IDX,
-    DEFAULT_VOCAB_SIZE,
-    EOS_IDX,
-    PAD_IDX,
-    SPECIAL_TOKENS,
-    UNK_IDX,
-    SubwordTokenizer,
-    build_tokenizer,
-    train_tokenizer,
-)
+import importlib
 
-__all__ = [
-    "BASE_URL",
-    "BOS_IDX",
-    "DEFAULT_VOCAB_SIZE",
-    "ENV_VAR",
-    "EOS_IDX",
-    "LANGS",
-    "MULTI30K_SHA256",
-    "PAD_IDX",
-    "SPECIAL_TOKENS",
-    "SPLITS",
-    "UNK_IDX",
-    "Batch",
-    "DataError",
-    "PairDataset",
-    "SubwordTokenizer",
-    "TokenBucketSampler",
-    "build_tokenizer",
-    "cache_dir",
-    "cache_root",
-    "collate",
-    "locate",
-    "make_loader",
-    "padding_ratio",
-    "read_split",
-    "shared_dir",
-    "synthetic_corpus",
-    "toy_pairs",
-    "train_tokenizer",
-]
+_NAMES = {
+    "batching": ("Batch", "PairDataset", "TokenBucketSampler", "collate", "make_loader",
+                 "padding_ratio"),
+    "corpus": ("read_split", "synthetic_corpus", "toy_pairs"),
+    "sources": ("BASE_URL", "ENV_VAR", "LANGS", "MULTI30K_SHA256", "SPLITS", "DataError",
+                "cache_dir", "cache_root", "locate", "shared_dir"),
+    "tokenizer": ("BOS_IDX", "DEFAULT_VOCAB_SIZE", "EOS_IDX", "PAD_IDX", "SPECIAL_TOKENS",
+                  "UNK_IDX", "SubwordTokenizer", "build_tokenizer", "train_tokenizer"),
+}  # fmt: skip
+_HOME = {name: module for module, names in _NAMES.items() for name in names}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value  # la próxima vez, sin pasar por aquí
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
