@@ -28,20 +28,13 @@ RESULTS: dict[str, Counter] = {}
 
 
 @pytest.fixture(scope="module")
-def solutions(request):
-    """Cuadernos de solución ya ejecutados, uno por laboratorio y solo cuando se piden.
+def solutions(solutions, request):
+    """Los cuadernos de solución de la sesión (``solutions`` de conftest.py).
 
     Al terminar escribe en la terminal (también sin ``-s``) cuántos errores detectan y
     nombran las pruebas visibles y las ocultas de cada laboratorio.
     """
-    cache: dict[str, mistakes.Solution] = {}
-
-    def get(lab_id: str) -> mistakes.Solution:
-        if lab_id not in cache:
-            cache[lab_id] = mistakes.Solution(lab_id)
-        return cache[lab_id]
-
-    yield get
+    yield solutions
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     with capture.global_and_fixture_disabled():
         for lab_id, counts in sorted(RESULTS.items()):
