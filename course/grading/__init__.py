@@ -10,6 +10,7 @@ ejecuta código del estudiante en su propio proceso:
 - ``execute``: el paso de nbgrader que reparte cada celda entre núcleo y calificador;
 - ``staging`` y ``pool``: preparar una entrega y lanzar ya su núcleo (uno por entrega,
   destruido al terminarla), mientras se importa nbgrader o se califica la anterior;
+- ``nbgrader_course``: la configuración y la API de nbgrader, generar y el curso preparado;
 - ``runner``: calificar un cuaderno sobre un curso temporal;
 - ``results``: el resultado de una entrega (``Result``, ``Cell``) y su unión en
   ``gradebook.db``;
@@ -22,19 +23,21 @@ ejecuta código del estudiante en su propio proceso:
 
 from course.grading.results import Cell, Result
 
-_RUNNER = (
-    "STUDENT", "generate", "grade_ids", "grade_notebook", "identify", "nbgrader_config",
-    "prepared_course", "read_notebook", "validate",
-)  # fmt: skip
+_LAZY = {  # nombre -> módulo de course.grading que lo define
+    "STUDENT": "staging", "identify": "staging", "grade_ids": "staging",
+    "grade_notebook": "runner", "read_notebook": "staging", "generate": "nbgrader_course",
+    "nbgrader_config": "nbgrader_course", "prepared_course": "nbgrader_course",
+    "validate": "nbgrader_course",
+}  # fmt: skip
 
 
 def __getattr__(name: str):
-    """Lo de ``runner`` (nbgrader, torch) se importa al pedirlo: así ``check`` lanza el
+    """Lo que importa nbgrader o torch se importa al pedirlo: así ``check`` lanza el
     núcleo (``staging``) antes de pagar esas importaciones."""
-    if name in _RUNNER:
-        from course.grading import runner
+    if name in _LAZY:
+        import importlib
 
-        return getattr(runner, name)
+        return getattr(importlib.import_module(f"course.grading.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -57,7 +57,7 @@ class RestoreCells(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from course import grading
-        from course.grading.runner import restored
+        from course.grading.staging import restored
 
         lab = _lab(resources)
         release = grading.prepared_course(lab) / "release" / lab.id / f"{lab.id}.ipynb"

@@ -81,7 +81,7 @@ def staged(
             warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)
             stack.callback(warm.destroy)  # antes de borrar sus carpetas (orden inverso)
             trusted.TrustedExecute.warm = warm
-        from course.grading.runner import prepared_course  # nbgrader, mientras arranca
+        from course.grading.nbgrader_course import prepared_course  # nbgrader, mientras arranca
 
         shutil.copytree(prepared_course(lab), root, dirs_exist_ok=True)
         release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
