@@ -22,6 +22,19 @@ def course_copy(root: Path) -> Path:
     return root
 
 
+def nbgrader_course(root: Path, lab: labs.Lab) -> Path:
+    """Un curso de nbgrader en ``root`` con ``lab`` ya generado: la configuración del curso,
+    ``source/``, ``release/`` y el libro de notas del curso preparado en caché."""
+    from course import grading
+
+    prepared = grading.prepared_course(lab)
+    for folder in ("source", "release"):
+        shutil.copytree(prepared / folder, root / folder)
+    shutil.copyfile(prepared / "gradebook.db", root / "gradebook.db")
+    shutil.copyfile(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    return root
+
+
 def submission(root: Path, student: str, lab: labs.Lab) -> Path:
     """Dónde nbgrader busca la entrega de ``student`` (las carpetas ya creadas)."""
     folder = root / "submitted" / student / lab.id

@@ -88,12 +88,7 @@ def _hostile(code: str, root: Path, name: str) -> nbformat.NotebookNode:
 
 def new_course(root: Path) -> Path:
     """Un curso de nbgrader en ``root``: la configuración del curso y el lab 1 generado."""
-    prepared = grading.prepared_course(LAB)
-    for folder in ("source", "release"):
-        shutil.copytree(prepared / folder, root / folder)
-    shutil.copyfile(prepared / "gradebook.db", root / "gradebook.db")
-    shutil.copyfile(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    return root
+    return classroom.nbgrader_course(root, LAB)
 
 
 def submit(root: Path, student: str, notebook: nbformat.NotebookNode) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-from classroom import submission
+from classroom import nbgrader_course, submission
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
@@ -191,11 +191,7 @@ def _notes(text: str) -> list[str]:
 
 def _course(root: Path) -> None:
     """Un curso de nbgrader en ``root`` con el laboratorio 1 y las dos entregas hostiles."""
-    prepared = grading.prepared_course(LAB)
-    for folder in ("source", "release"):
-        shutil.copytree(prepared / folder, root / folder)
-    shutil.copyfile(prepared / "gradebook.db", root / "gradebook.db")
-    shutil.copyfile(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    nbgrader_course(root, LAB)
     for student in STUDENTS:
         nbformat.write(_hostile(), submission(root, student, LAB))
 
