@@ -31,6 +31,7 @@ from unittest import mock
 
 import numpy as np
 import torch
+from torch import nn
 
 from course import labs, notebooks
 
@@ -84,12 +85,23 @@ def catalogue(lab_id: str) -> list[Mistake]:
     return list(module.MISTAKES)
 
 
-def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Tensor]:
+def hints(
+    exercise: str,
+    *inputs,
+    pick: int | None = None,
+    build: Callable[[type], nn.Module] | None = None,
+    weights: nn.Module | None = None,
+) -> dict[str, torch.Tensor]:
     """``{mensaje: salida del mutante}`` de cada error de ``exercise`` sobre ``inputs``.
 
-    Para ``checks.close(..., hints=...)`` en las pruebas ocultas. Sirve para mutantes que
-    son funciones; ``pick`` elige un elemento si devuelven una tupla (``pick=1``: pesos).
-    Los mutantes que fallan o no devuelven un tensor no dan pista.
+    Para ``checks.close(..., hints=...)`` en las pruebas ocultas. Un mutante función se
+    llama con ``inputs``; un mutante clase (un ``nn.Module``) solo con ``build`` (``cls ->
+    instancia``) y ``weights`` (el módulo de referencia): se construye, recibe los pesos
+    de ``weights`` (carga estricta: si sus parámetros no son los mismos no da pista, no
+    se adivina), se pone en su modo (``train``/``eval``) y se llama con ``inputs`` sin
+    gradientes. ``pick`` elige un elemento si la salida es una tupla (``pick=1``: pesos).
+    Los mutantes que fallan o no devuelven un tensor no dan pista, y ninguno cambia el
+    estado aleatorio de la prueba que los pide.
     """
     found = {}
     for lab_id in labs.LABS:
@@ -102,7 +114,8 @@ def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Te
         if mistake.id in _excluded:
             continue
         try:
-            result = mistake.mutant(*inputs)
+            with torch.random.fork_rng(devices=[]):
+                result = _output(mistake.mutant, inputs, build, weights)
             if pick is not None:
                 result = result[pick]
         except Exception:  # noqa: BLE001 (un mutante puede romperse con otras entradas)
@@ -110,6 +123,25 @@ def hints(exercise: str, *inputs, pick: int | None = None) -> dict[str, torch.Te
         if isinstance(result, torch.Tensor):
             found[mistake.message] = result.detach()
     return found
+
+
+def _output(
+    mutant: Callable,
+    inputs: tuple,
+    build: Callable[[type], nn.Module] | None,
+    weights: nn.Module | None,
+) -> object:
+    """La salida de ``mutant`` sobre ``inputs``; ``None`` si es una clase y no hay con qué
+    construirla."""
+    if not (isinstance(mutant, type) and issubclass(mutant, nn.Module)):
+        return mutant(*inputs)
+    if build is None or weights is None:
+        return None
+    module = build(mutant)
+    module.load_state_dict(weights.state_dict(), strict=True)  # lanza si no son los mismos
+    module.train(weights.training)
+    with torch.no_grad():
+        return module(*inputs)
 
 
 # --- diagnóstico con huellas ------------------------------------------------------------
