@@ -35,6 +35,7 @@ _abs, _isfinite, _argwhere, _argmax = np.abs, np.isfinite, np.argwhere, np.argma
 _unravel_index, _float64 = np.unravel_index, np.float64
 _allclose = torch.allclose
 _np_allclose, _log = np.allclose, np.log
+_np_isclose, _np_ptp, _np_take, _np_sort = np.isclose, np.ptp, np.take, np.sort
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -249,9 +250,58 @@ SOME_SENTENCES = (
     "Unas frases del lote coinciden y otras no: ¿se pierde una máscara (de relleno, de la"
     " memoria) por el camino? Sin ella solo cambian las frases con relleno."
 )
+PRECISION = (
+    "Tu resultado difiere muy poco del esperado, pero en casi todos los valores, como al"
+    " redondear: ¿calculas algo en float32 en lugar de float64 (o conviertes demasiado pronto)?"
+)
+DROPOUT = (
+    "Hay ceros sueltos donde no se esperan y el resto coincide, quizá escalado: ¿se aplica"
+    " dropout en modo de entrenamiento (falta model.eval()) o donde no toca?"
+)
+SOME_POSITIONS = (
+    "Tu resultado coincide salvo en unas pocas posiciones: ¿se pierde o sobra una máscara"
+    " (de relleno, causal), o tratas distinto las posiciones de relleno?"
+)
+SHIFTED = (
+    "Tu resultado es el esperado desplazado una posición a lo largo de un eje: ¿desplazas de"
+    " más o de menos (la entrada del decodificador frente al objetivo, teacher forcing)?"
+)
+BROADCAST = (
+    "Tu resultado repite en todo un eje una sola fila de la esperada (la primera frase o"
+    " posición, por ejemplo): ¿indexas, recortas o difundes por el eje equivocado?"
+)
+ONE_MINUS = (
+    "Tu resultado es uno menos el esperado: ¿confundes la probabilidad de conservar con la"
+    " de anular (p frente a uno menos p), o la máscara está al revés?"
+)
+NEGATED = (
+    "Tu resultado es el esperado con el signo cambiado: ¿restas al revés o sobra un signo menos?"
+)
+OFFSET = (
+    "Tu resultado es el esperado más una constante: ¿sobra o falta sumar o restar algo (un"
+    " sesgo, un uno, el máximo)?"
+)
+ROW_OFFSET = (
+    "Cada fila (último eje) de tu resultado es la esperada más una constante propia: ¿falta"
+    " o sobra restar algo en cada fila, como la media o el logaritmo de la suma de exponenciales?"
+)
+SQUARED = (
+    "Tu resultado es el esperado al cuadrado o su raíz cuadrada: ¿confundes la varianza con"
+    " la desviación típica (sobra o falta torch.sqrt)?"
+)
+COLUMNS = (
+    "Tu resultado tiene las mismas columnas (último eje) que el esperado, en otro orden:"
+    " ¿intercalas seno y coseno de otra forma (mitades frente a pares e impares) o juntas"
+    " las cabezas en otro orden?"
+)
+REARRANGED = (
+    "Tu resultado tiene los mismos valores que el esperado, en otras posiciones: ¿reordenas"
+    " los ejes con view o reshape donde hace falta transpose o permute?"
+)
 RELATIONS = (
     INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
-    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES,
+    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, PRECISION, DROPOUT, SOME_POSITIONS,
+    SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET, ROW_OFFSET, SQUARED, COLUMNS, REARRANGED,
 )  # fmt: skip
 
 
@@ -280,7 +330,8 @@ def _related(arguments: dict) -> str | None:
         return TRANSPOSED if square and (got == want.swapaxes(-1, -2)).all() else None
     if got.dtype == bool or want.dtype == bool or want.size == 0:
         return None
-    return _related_values(got.astype(_float64), want.astype(_float64))
+    wide = _dtype(expected) == torch.float64  # el estudiante pudo calcular en float32
+    return _related_values(got.astype(_float64), want.astype(_float64), wide)
 
 
 def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
@@ -296,30 +347,171 @@ def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
     return None
 
 
-def _related_values(got: np.ndarray, want: np.ndarray) -> str | None:
-    close = functools.partial(_np_allclose, rtol=1e-4, atol=1e-6)
-    if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
+def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> str | None:
+    """La relación entre valores de la misma forma; de la más concreta a la más general.
+
+    ``wide``: lo esperado es ``float64`` (un cálculo en ``float32`` se nota al redondear).
+    """
+    if _near(got, want):  # casi igual: solo lo dice el redondeo
+        return PRECISION if wide and _rounded(got, want) else None
+    if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and _near(got, want.swapaxes(-1, -2)):
         return TRANSPOSED
     if want.size == 1 and want.item() > 1.0 and got.item() > 0.0:
         power = _log(got.item()) / _log(want.item())
-        if any(close(power, _log(base)) for base in (2.0, 10.0)):
+        if any(_near(power, _log(base)) for base in (2.0, 10.0)):
             return OTHER_BASE
+    if wide and _rounded(got, want):
+        return PRECISION
+    if _dropout(got, want):
+        return DROPOUT
+    if _broadcast(got, want):
+        return BROADCAST
     if want.ndim >= 3 and want.shape[0] >= 2:  # (B, T, D): ¿solo algunas frases?
-        same = [close(got[b], want[b]) for b in range(want.shape[0])]
+        same = [_near(got[b], want[b]) for b in range(want.shape[0])]
         if any(same) and not all(same):
             return SOME_SENTENCES
+    if _some_positions(got, want):
+        return SOME_POSITIONS
+    if want.size >= 2 and _np_ptp(want) > 1e-6:  # lo esperado varía: la relación dice algo
+        for relation, message in _SHAPES_OF_VALUES:
+            if relation(got, want):
+                return message
+    return _factor(got, want)
+
+
+_near = functools.partial(_np_allclose, rtol=1e-4, atol=1e-6)
+
+
+def _factor(got: np.ndarray, want: np.ndarray) -> str | None:
+    """``got = c · want``: el signo, una raíz, un logaritmo en otra base o una cuenta."""
     norm = float((want * want).sum())
     if norm == 0.0 or want.size < 2:
         return None  # dos números cualesquiera son proporcionales: no dice nada
     factor = float((got * want).sum()) / norm
-    if abs(factor) < 1e-6 or close(factor, 1.0) or not close(got, factor * want):
+    if abs(factor) < 1e-6 or _near(factor, 1.0) or not _near(got, factor * want):
         return None
+    if _near(factor, -1.0):
+        return NEGATED
     for ratio in (factor, 1.0 / factor):
-        if any(close(ratio, _log(base)) for base in (2.0, 10.0)):
+        if any(_near(ratio, _log(base)) for base in (2.0, 10.0)):
             return LOG_BASE
-        if ratio > 1.0 and close(ratio**2, round(ratio**2)) and not close(ratio, round(ratio)):
+        if ratio > 1.0 and _near(ratio**2, round(ratio**2)) and not _near(ratio, round(ratio)):
             return SQRT_FACTOR
     return COUNT_FACTOR
+
+
+def _rounded(got: np.ndarray, want: np.ndarray) -> bool:
+    """Diferencias de redondeo: valores de ``float32`` o |Δ| diminuta en casi todos."""
+    diff = _abs(got - want)
+    if diff.max() > 1e-3 * max(float(_abs(want).max()), 1.0):
+        return False
+    as_single = (got.astype(np.float32).astype(_float64) == got).all()
+    return bool(as_single and not (want.astype(np.float32).astype(_float64) == want).all()) or (
+        (diff > 0).mean() >= 0.5
+    )
+
+
+def _dropout(got: np.ndarray, want: np.ndarray) -> bool:
+    """Ceros sueltos (no filas enteras) donde lo esperado no es cero; el resto, ``c · want``
+    con ``c ≥ 1`` (dropout escala lo que conserva)."""
+    zeros = (got == 0.0) & (_abs(want) > 1e-6)
+    kept = (got != 0.0) & (_abs(want) > 1e-6)
+    if not zeros.any() or kept.sum() < 2 or want.ndim == 0:
+        return False
+    scattered = (zeros.any(axis=-1) & ~zeros.all(axis=-1)).any()
+    scale = float((got[kept] / want[kept]).mean())
+    return bool(scattered and 1.0 - 1e-4 <= scale <= 10.0 and _near(got[kept], scale * want[kept]))
+
+
+def _some_positions(got: np.ndarray, want: np.ndarray) -> bool:
+    """Como mucho la mitad de las filas (último eje) difieren; las demás, iguales."""
+    if want.ndim < 2 or want.size // want.shape[-1] < 2:
+        return False
+    rows = _np_isclose(got, want, rtol=1e-4, atol=1e-6).all(axis=-1)
+    wrong = int((~rows).sum())
+    if not 0 < wrong <= rows.size // 2:
+        return False
+    scale = max(float(_abs(want).max()), 1.0)  # una máscara cambia mucho, no un redondeo
+    return float(_abs(got - want)[~rows].max()) > 1e-3 * scale
+
+
+def _shifted(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got`` es ``want`` desplazado una posición a lo largo de un eje (de 3 o más)."""
+    for axis, size in enumerate(want.shape):
+        if size < 3:
+            continue
+        head, tail = _np_take(want, range(size - 1), axis), _np_take(want, range(1, size), axis)
+        if _near(head, tail):
+            continue  # lo esperado no cambia a lo largo de este eje
+        got_head, got_tail = (
+            _np_take(got, range(size - 1), axis),
+            _np_take(got, range(1, size), axis),
+        )
+        if _near(got_tail, head) or _near(got_head, tail):
+            return True
+    return False
+
+
+def _broadcast(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got`` repite la primera o la última fila de ``want`` a lo largo de un eje."""
+    for axis, size in enumerate(want.shape):
+        for index in (0, size - 1) if size >= 2 else ():
+            row = _np_take(want, [index], axis)
+            if not _near(want, row) and _near(got, row):
+                return True
+    return False
+
+
+def _row_offset(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got - want`` es constante en cada fila (último eje), pero no en todo el tensor."""
+    if want.ndim < 2 or want.shape[-1] < 2 or want.size // want.shape[-1] < 2:
+        return False
+    varying = (_np_ptp(want, axis=-1) > 1e-6).mean() >= 0.5
+    diff = got - want
+    return bool(varying and _near(diff, diff.mean(axis=-1, keepdims=True)))
+
+
+def _offset(got: np.ndarray, want: np.ndarray) -> bool:
+    diff = got - want
+    return abs(float(diff.mean())) > 1e-6 and _near(diff, float(diff.mean()))
+
+
+def _squared(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got`` es ``want²`` o ``√want`` (y ``want`` no es solo ceros y unos)."""
+    if _near(want * want, want):
+        return False
+    return _near(got, want * want) or bool((want >= 0).all() and _near(got, want**0.5))
+
+
+def _columns(got: np.ndarray, want: np.ndarray) -> bool:
+    """Cada columna (último eje) de ``got`` es una columna distinta de ``want``."""
+    if want.ndim < 2 or want.shape[-1] < 2 or want.size * want.shape[-1] > 5e7:
+        return False  # (con muchas columnas, compararlas todas tarda demasiado)
+    a, b = got.reshape(-1, got.shape[-1]).T, want.reshape(-1, want.shape[-1]).T
+    distance = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
+    order = distance.argmin(axis=1)
+    moved = (order != range(len(order))).any()
+    return bool(moved and len(set(order.tolist())) == len(order) and _near(a, b[order]))
+
+
+def _one_minus(got: np.ndarray, want: np.ndarray) -> bool:
+    return _near(got, 1.0 - want)
+
+
+def _rearranged(got: np.ndarray, want: np.ndarray) -> bool:
+    return _near(_np_sort(got, axis=None), _np_sort(want, axis=None))
+
+
+# Relaciones que solo dicen algo si lo esperado varía, en orden de comprobación.
+_SHAPES_OF_VALUES = (
+    (_shifted, SHIFTED),
+    (_one_minus, ONE_MINUS),
+    (_offset, OFFSET),
+    (_row_offset, ROW_OFFSET),
+    (_squared, SQUARED),
+    (_columns, COLUMNS),
+    (_rearranged, REARRANGED),
+)
 
 
 tensor = _named(_is_tensor)

@@ -1,0 +1,124 @@
+"""Las relaciones de ``checks`` entre la salida del estudiante y la esperada.
+
+Cada una se comprueba en los tres sentidos: nombra el error para el que existe (escrito
+aquí como lo escribiría un estudiante, no copiado de un catálogo), no dice nada cuando la
+salida es la esperada (o lo es salvo la tolerancia) y no aparece con salidas al azar.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course.student import checks
+
+NEW = [
+    checks.PRECISION,
+    checks.DROPOUT,
+    checks.SOME_POSITIONS,
+    checks.SHIFTED,
+    checks.BROADCAST,
+    checks.ONE_MINUS,
+    checks.NEGATED,
+    checks.OFFSET,
+    checks.ROW_OFFSET,
+    checks.SQUARED,
+    checks.COLUMNS,
+    checks.REARRANGED,
+]
+
+
+def _angles(positions: int, size: int, dtype: torch.dtype) -> torch.Tensor:
+    """Ángulos ``pos / 10000^(2i/D)`` de la codificación posicional, ``(T, D/2)``."""
+    position = torch.arange(positions, dtype=dtype)[:, None]
+    rate = torch.exp(-math.log(10000.0) * torch.arange(0, size, 2, dtype=dtype) / size)
+    return position * rate
+
+
+def _interleaved(angles: torch.Tensor) -> torch.Tensor:
+    """``(T, D)``: seno en las columnas pares y coseno en las impares."""
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
+
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _examples() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """``(relación, salida con el error, salida esperada)``."""
+    g = _generator(0)
+    x = torch.randn(4, 6, generator=g)
+    probs = torch.rand(3, 5, generator=g)
+    tokens = torch.randperm(40, generator=g)[:14].reshape(2, 7) + 3
+    table = torch.randn(10, 4, generator=g)
+    with_pad = torch.tensor([4, 5, 6, 0, 7, 8, 0, 9])
+    no_pad_embedding = F.embedding(with_pad, table)
+    pad_row_zero = torch.cat([torch.zeros(1, 4), table[1:]])  # nn.Embedding(padding_idx=0)
+    heads = torch.randn(2, 3, 4, 5, generator=g)  # (B, h, T, d_k)
+    sentences = torch.randn(3, 4, 5, generator=g)
+    encoding = _interleaved(_angles(2000, 8, torch.float64))
+    return [
+        (checks.PRECISION, _interleaved(_angles(2000, 8, torch.float32)).double(), encoding),
+        (checks.PRECISION, _interleaved(_angles(2000, 8, torch.float32).double()), encoding),
+        (checks.DROPOUT, x * (torch.rand(4, 6, generator=g) > 0.3) / 0.7, x),  # F.dropout
+        (checks.DROPOUT, x * (torch.rand(4, 6, generator=g) > 0.25), x),
+        (checks.SOME_POSITIONS, F.embedding(with_pad, pad_row_zero), no_pad_embedding),
+        (checks.SHIFTED, tokens[:, :-1], tokens[:, 1:]),
+        (checks.SHIFTED, _interleaved(_angles(2001, 8, torch.float64))[1:], encoding),
+        (checks.BROADCAST, sentences[:1].expand(3, 4, 5), sentences),
+        (checks.BROADCAST, sentences[:, :1].expand(3, 4, 5), sentences),
+        (checks.ONE_MINUS, 1.0 - probs, probs),
+        (checks.NEGATED, -x, x),
+        (checks.OFFSET, x + 0.5, x),
+        (checks.ROW_OFFSET, x, F.log_softmax(x, dim=-1)),
+        (checks.ROW_OFFSET, x / x.std(-1, keepdim=True), (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)),
+        (checks.SQUARED, x.var(-1), x.std(-1)),
+        (checks.SQUARED, x.var(-1).sqrt().sqrt(), x.var(-1).sqrt()),
+        (checks.COLUMNS, torch.cat([_angles(2000, 8, torch.float64).sin(), _angles(2000, 8, torch.float64).cos()], -1), encoding),
+        (checks.REARRANGED, heads.reshape(2, 4, 15), heads.transpose(1, 2).reshape(2, 4, 15)),
+    ]  # fmt: skip
+
+
+def _message(actual: torch.Tensor, expected: torch.Tensor) -> str:
+    with pytest.raises(AssertionError) as error:
+        checks.close("relación", actual, expected)
+    return str(error.value)
+
+
+@pytest.mark.parametrize(("message", "actual", "expected"), _examples())
+def test_each_relation_names_the_mistake_it_is_meant_for(message, actual, expected):
+    assert _message(actual, expected).endswith(message)
+
+
+def test_every_new_relation_has_an_example_and_a_message_without_values():
+    assert {message for message, _, _ in _examples()} == set(NEW)
+    for message in NEW:
+        assert message in checks.RELATIONS
+        words = message.replace("float32", "").replace("float64", "")  # nombres, no valores
+        assert not any(c.isdigit() for c in words) and message.count("¿") == 1
+
+
+@pytest.mark.parametrize(("message", "actual", "expected"), _examples())
+def test_no_relation_when_the_output_is_right_or_within_tolerance(message, actual, expected):
+    checks.close("relación", expected.clone(), expected)
+    want = expected.double().numpy()
+    assert checks._related_values(want, want, expected.dtype == torch.float64) is None
+    nudged = want * (1.0 + 1e-7) if expected.is_floating_point() else want
+    assert checks._related_values(nudged, want) is None
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (4, 4), (2, 3, 4), (2, 2, 3, 4)])
+@pytest.mark.parametrize("kind", ["normal", "uniform", "integer", "double"])
+def test_random_wrong_outputs_get_no_relation(shape, kind):
+    for seed in range(40):
+        g = _generator(seed)
+        if kind == "integer":
+            actual, expected = (torch.randint(0, 50, shape, generator=g) for _ in range(2))
+        elif kind == "uniform":
+            actual, expected = (torch.rand(shape, generator=g) for _ in range(2))
+        else:
+            dtype = torch.float64 if kind == "double" else torch.float32
+            actual, expected = (torch.randn(shape, generator=g, dtype=dtype) for _ in range(2))
+        text = _message(actual, expected)
+        assert not any(relation in text for relation in checks.RELATIONS), (seed, text)
