@@ -295,3 +295,72 @@ def test_a_lying_type_answer_leaves_a_plain_remote(mro, name):
 def test_bool_is_true_only_for_a_true_answer():
     for answer, expected in [(True, True), (1, False), ("sí", False), (None, False)]:
         assert bool(Remote(Channel(lambda code, a=answer: _reply({"ok": a})), 1)) is expected
+
+
+def test_several_names_come_in_one_request_and_only_the_names_asked_are_bound():
+    channel, kernel = _channel(a=torch.ones(1), b=lambda: 1, secret=2)
+    namespace = {}
+    bind_names(namespace, {"a", "b", "missing", "len"}, channel)
+    assert kernel.requests == 1
+    assert set(namespace) == {"a", "b"} and type(namespace["b"]) is Remote
+    liar = Channel(lambda code: _reply({"ok": {"a": 1, "extra": 2}}))
+    namespace = {}
+    bind_names(namespace, {"a"}, liar)
+    assert namespace == {"a": 1}
+    with pytest.raises(StudentError, match="RespuestaIlegible"):
+        bind_names({}, {"a"}, Channel(lambda code: _reply({"ok": [1]})))
+
+
+def test_a_method_call_on_a_remote_is_one_request_and_a_local_one_is_plain_getattr():
+    channel, kernel = _channel(layer=nn.Linear(3, 2, bias=False))
+    layer = channel.request(op="name", name="layer")
+    before = kernel.requests
+    out = remote.method(layer, "forward")(torch.ones(1, 3))
+    assert kernel.requests == before + 1
+    assert torch.equal(out, kernel.namespace["layer"](torch.ones(1, 3)).detach())
+    with pytest.raises(AttributeError):
+        remote.method(layer, "no_existe")()
+    local = torch.arange(3.0)
+    assert remote.method(local, "sum") == local.sum  # el mismo método ligado, sin petición
+
+
+def test_a_handle_brings_its_class_so_isinstance_asks_nothing():
+    channel, kernel = _channel(layer=nn.Linear(3, 2))
+    layer = channel.request(op="name", name="layer")
+    before = kernel.requests
+    assert isinstance(layer, nn.Module) and layer.type_name() == "torch.nn.modules.linear.Linear"
+    assert kernel.requests == before
+
+
+@pytest.mark.parametrize("mro", [[[1, 2]], "torch.nn.Module", [["torch.nn", "Module", "x"]]])
+def test_a_malformed_class_with_a_handle_is_asked_for_again(mro):
+    answers = [_reply({"ok": {"__handle__": 7, "__type__": mro}}), _reply({"ok": []})]
+    channel = Channel(lambda code: answers.pop(0))
+    got = channel.request(op="name", name="x")
+    assert type(got) is Remote and answers  # la jerarquía mal formada no se usa
+    assert got.__class__ is Remote and not answers  # se pidió aparte
+
+
+def test_a_test_cell_is_rewritten_so_each_method_call_on_a_remote_is_one_request():
+    import ast
+
+    from course.grading import execute
+
+    channel, kernel = _channel(layer=nn.Linear(3, 2))
+    source = (
+        "order = []\n"
+        "out = layer.forward(torch.ones(1, 3))\n"
+        "total = torch.zeros(2).add(out.sum(dim=0))\n"
+        "class Local:\n"
+        "    def f(self, x):\n"
+        "        order.append('f')\n"
+        "        return x\n"
+        "Local().f(order.append('args'))\n"
+    )
+    namespace = {execute.METHOD: remote.method, "torch": torch}
+    bind_names(namespace, {"layer"}, channel)
+    before = kernel.requests
+    exec(compile(execute._method_calls(ast.parse(source)), "<prueba>", "exec"), namespace)
+    assert kernel.requests == before + 1
+    assert namespace["out"].shape == (1, 2) and namespace["total"].shape == (2,)
+    assert namespace["order"] == ["args", "f"]  # lo local, en el orden de Python

@@ -36,7 +36,13 @@ def _encode(obj: object) -> object:
     if kind in (dict, OrderedDict) and all(type(key) in (str, int) for key in obj):
         return {key: _encode(value) for key, value in obj.items()}
     _objects[id(obj)] = obj
-    return {"__handle__": id(obj)}
+    return {"__handle__": id(obj), "__type__": _mro(obj)}
+
+
+def _mro(obj: object) -> list[tuple[str, str]]:
+    """``(módulo, clase)`` de cada clase de su jerarquía: viaja con la referencia, para que
+    ``isinstance`` en el calificador no cueste otra petición."""
+    return [(k.__module__, k.__qualname__) for k in type(obj).__mro__]
 
 
 class _Unpickler(pickle.Unpickler):
@@ -48,6 +54,9 @@ def _apply(request: dict) -> object:
     op, target = request["op"], _objects.get(request.get("handle"))
     if op == "name":
         return get_ipython().user_ns[request["name"]]  # noqa: F821 (definido por IPython)
+    if op == "names":  # los que existan; el calificador solo enlaza los que pidió
+        namespace = get_ipython().user_ns  # noqa: F821
+        return {name: namespace[name] for name in request["names"] if name in namespace}
     if op == "getattr":
         return getattr(target, request["name"])
     if op == "setattr":
@@ -55,6 +64,8 @@ def _apply(request: dict) -> object:
         return None
     if op == "call":
         return target(*request["args"], **request["kwargs"])
+    if op == "callattr":  # ``obj.método(...)`` en una sola petición
+        return getattr(target, request["name"])(*request["args"], **request["kwargs"])
     if op == "getitem":
         return target[request["key"]]
     if op == "iter":
@@ -68,7 +79,7 @@ def _apply(request: dict) -> object:
         function = getattr(__import__(module, fromlist=[name]), name)
         return function(*request["args"], **request["kwargs"])
     if op == "type":
-        return [(k.__module__, k.__qualname__) for k in type(target).__mro__]
+        return _mro(target)
     raise ValueError(f"operación desconocida: {op}")
 
 

@@ -37,7 +37,7 @@ from course.grading.agent import MIME
 from course.grading.kernel_view import GradingFailure
 from course.grading.limits import GraderClock, GraderTimeout, memory_cap, private_tempdir
 from course.grading.outputs import MAX_IMAGE_BYTES, MAX_OUTPUT_BYTES, cap, sizes
-from course.grading.remote import Channel, StudentError, bind_names
+from course.grading.remote import Channel, StudentError, bind_names, method
 from course.grading.sandbox import GIB, SandboxedKernelManager
 from course.student import hints
 from course.text import number
@@ -82,7 +82,7 @@ class TrustedExecute(Execute):
         self._probed = False
         self._output_cut: set[int] = set()
         self._replay: list[str] = []
-        self._namespace: dict = {}
+        self._namespace: dict = {METHOD: method}  # lo usan las llamadas reescritas
         self._clock = GraderClock()
         scratch = contextlib.nullcontext()
         if self.scratch:
@@ -225,7 +225,7 @@ class TrustedExecute(Execute):
         try:
             tree = ast.parse(cell.source)
             bind_names(self._namespace, _free_names(tree), channel)
-            code = compile(tree, f"<{_grade_id(cell)}>", "exec")
+            code = compile(_method_calls(tree), f"<{_grade_id(cell)}>", "exec")
         except SyntaxError as error:
             cell.outputs = [_error("SyntaxError", str(error))]
             return
@@ -355,6 +355,30 @@ def _free_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.arg):
             stored.add(node.arg)
     return loaded - stored
+
+
+METHOD = "__course_method__"
+
+
+class _MethodCalls(ast.NodeTransformer):
+    """``x.f(...)`` → ``__course_method__(x, "f")(...)`` (``course.grading.remote.method``).
+
+    Con ``x`` del núcleo, leer ``f`` y llamarlo es una sola petición en lugar de dos; con
+    cualquier otro ``x`` es el mismo ``getattr``. Solo cambia cuándo se lee ``f`` de un
+    objeto del núcleo: tras evaluar los argumentos, no antes.
+    """
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute):
+            helper = ast.Name(METHOD, ast.Load())
+            target = [node.func.value, ast.Constant(node.func.attr)]
+            node.func = ast.copy_location(ast.Call(helper, target, []), node.func)
+        return node
+
+
+def _method_calls(tree: ast.Module) -> ast.Module:
+    return ast.fix_missing_locations(_MethodCalls().visit(tree))
 
 
 def _describe(error: BaseException) -> tuple[str, str]:

@@ -84,10 +84,27 @@ class _Pickler(pickle.Pickler):
         return object.__getattribute__(obj, "_handle") if type(obj) is Remote else None
 
 
+_HANDLE_KEYS = ({"__handle__"}, {"__handle__", "__type__"})
+
+
+def _mro(answer: object) -> list[tuple[str, str]] | None:
+    """La jerarquía que dice el núcleo, si tiene la forma de una: ``None`` si no.
+
+    Solo sirve para elegir una clase local de ``_LOCAL_TYPES`` (``isinstance``) y para
+    los mensajes; nunca para decidir una nota.
+    """
+    if type(answer) is not list or not all(
+        type(pair) in (tuple, list) and len(pair) == 2 and all(type(p) is str for p in pair)
+        for pair in answer
+    ):
+        return None
+    return [tuple(pair) for pair in answer]
+
+
 def _decode(channel: Channel, value: object) -> object:
     kind = type(value)
-    if kind is dict and set(value) == {"__handle__"} and type(value["__handle__"]) is int:
-        return Remote(channel, value["__handle__"])
+    if kind is dict and set(value) in _HANDLE_KEYS and type(value["__handle__"]) is int:
+        return Remote(channel, value["__handle__"], _mro(value.get("__type__")))
     if isinstance(value, torch.Tensor):  # Tensor o Parameter: siempre un Tensor nuevo
         return torch.Tensor(value.detach()) if kind is not torch.Tensor else value.detach()
     if kind in (tuple, list):
@@ -100,11 +117,12 @@ def _decode(channel: Channel, value: object) -> object:
 class Remote:
     """Un objeto que vive en el núcleo del estudiante."""
 
-    __slots__ = ("_channel", "_handle", "_type")
+    __slots__ = ("_channel", "_handle", "_mro", "_type")
 
-    def __init__(self, channel: Channel, handle: int):
+    def __init__(self, channel: Channel, handle: int, mro: list[tuple[str, str]] | None = None):
         object.__setattr__(self, "_channel", channel)
         object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_mro", mro)  # la que llegó con la referencia, si llegó
         object.__setattr__(self, "_type", None)
 
     def _ask(self, op: str, **fields) -> object:
@@ -137,8 +155,17 @@ class Remote:
 
     def type_name(self) -> str:
         """``módulo.Clase`` del objeto en el núcleo, para los mensajes."""
-        mro = self._ask("type")
+        mro = self._hierarchy()
         return ".".join(mro[0]) if mro and all(type(p) is str for p in mro[0]) else "?"
+
+    def _hierarchy(self) -> object:
+        """La jerarquía de clases que llegó con la referencia o, si no, la que se pide."""
+        known = object.__getattribute__(self, "_mro")
+        return known if known is not None else self._ask("type")
+
+    def call_method(self, name: str, args: tuple, kwargs: dict) -> object:
+        """``obj.name(*args, **kwargs)`` en una sola petición (:func:`method`)."""
+        return self._ask("callattr", name=name, args=args, kwargs=kwargs)
 
     def run_in_kernel(self, function: str, args: tuple, kwargs: dict) -> object:
         """Ejecuta ``módulo:función`` (una ayuda de ``course.student.probe``) en el núcleo."""
@@ -151,7 +178,7 @@ class Remote:
         known = object.__getattribute__(self, "_type")
         if known is None:
             known = Remote
-            for module, qualname in self._ask("type"):
+            for module, qualname in self._hierarchy():
                 if type(module) is str and module.split(".")[0] in _LOCAL_TYPES:
                     known = _local_class(module, qualname) or Remote
                     if known is not Remote:
@@ -176,10 +203,36 @@ def bind_names(namespace: dict, names: set[str], channel: Channel) -> None:
     Un dato llega por valor y un objeto como :class:`Remote`; un nombre que el núcleo no
     tiene se deja sin definir (la prueba fallará con ``NameError``, como en el núcleo).
     """
-    for name in sorted(names):
-        if name in namespace or hasattr(builtins, name):
-            continue
-        try:
-            namespace[name] = channel.request(op="name", name=name)
-        except KeyError:
-            continue
+    wanted = sorted(n for n in names if n not in namespace and not hasattr(builtins, n))
+    if not wanted:
+        return
+    found = channel.request(op="names", names=wanted)  # todos en una sola petición
+    if type(found) is not dict:
+        raise StudentError("RespuestaIlegible", "el núcleo devolvió algo que no es un resultado")
+    for name in wanted:  # solo los pedidos, aunque el núcleo conteste otros
+        if name in found:
+            namespace[name] = found[name]
+
+
+def method(obj: object, name: str) -> object:
+    """``obj.name`` en una llamada ``obj.name(...)`` de una celda de prueba.
+
+    Para un :class:`Remote`, leer el atributo y llamarlo es una sola petición al núcleo
+    (:class:`_PendingCall`); para cualquier otro objeto, ``getattr`` de siempre. Las
+    celdas de prueba se reescriben así al compilarlas (``course.grading.execute``).
+    """
+    if type(obj) is Remote:
+        return _PendingCall(obj, name)
+    return getattr(obj, name)
+
+
+class _PendingCall:
+    """``remote.name`` a la espera de sus argumentos; solo existe dentro de la llamada."""
+
+    __slots__ = ("_name", "_target")
+
+    def __init__(self, target: Remote, name: str):
+        self._target, self._name = target, name
+
+    def __call__(self, *args, **kwargs) -> object:
+        return self._target.call_method(self._name, args, kwargs)
