@@ -92,7 +92,8 @@ def test_close_names_a_hinted_mistake_also_when_the_shape_or_dtype_is_wrong():
         checks.close("m", torch.ones(2), mask, hints={"¿Números?": torch.ones(2)})
     with pytest.raises(AssertionError) as error:
         checks.close("m", torch.ones(2), mask, hints={"¿Otro dtype?": mask})
-    assert "¿" not in str(error.value)
+    assert "¿Otro dtype?" not in str(error.value)  # solo la relación: números en vez de bool
+    assert str(error.value).endswith(checks.MASK_NUMBERS) and str(error.value).count("¿") == 1
 
 
 @pytest.fixture

@@ -39,6 +39,8 @@ def solutions(solutions, request):
     with capture.global_and_fixture_disabled():
         for lab_id, counts in sorted(RESULTS.items()):
             print(f"\n{lab_id}: {_summary(counts)}")
+        if RESULTS:
+            print(f"\n{_totals(sum(RESULTS.values(), Counter()), len(RESULTS))}")
 
 
 def _summary(counts: Counter) -> str:
@@ -56,6 +58,22 @@ def _summary(counts: Counter) -> str:
         f" {share('held out named', 'held out')} (con las relaciones de checks:"
         f" {share('held out related', 'held out')}) · ocultas detectan"
         f" {share('held out hidden', 'held out')}, nombran"
+        f" {share('held out hidden named', 'held out')}"
+    )
+
+
+def _totals(counts: Counter, labs_run: int) -> str:
+    """Una línea con la suma de los laboratorios ejecutados, para quien integra."""
+
+    def share(key: str, total: str) -> str:
+        return f"{counts[key]}/{counts[total]} ({100 * counts[key] / max(counts[total], 1):.0f} %)"
+
+    return (
+        f"TOTAL ({labs_run} laboratorios, {counts['total']} errores): visibles detectan"
+        f" {share('visible', 'total')}, nombran {share('named', 'total')} · ocultas detectan"
+        f" {share('hidden', 'total')}, nombran {share('hidden named', 'total')} · apartada:"
+        f" visibles nombran {share('held out named', 'held out')} (con relaciones"
+        f" {share('held out related', 'held out')}), ocultas nombran"
         f" {share('held out hidden named', 'held out')}"
     )
 

@@ -36,6 +36,7 @@ _unravel_index, _float64 = np.unravel_index, np.float64
 _allclose = torch.allclose
 _np_allclose, _log = np.allclose, np.log
 _np_isclose, _np_ptp, _np_take, _np_sort = np.isclose, np.ptp, np.take, np.sort
+_np_eye = np.eye
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -250,6 +251,18 @@ SOME_SENTENCES = (
     "Unas frases del lote coinciden y otras no: ¿se pierde una máscara (de relleno, de la"
     " memoria) por el camino? Sin ella solo cambian las frases con relleno."
 )
+MASK_NUMBERS = (
+    "Tu máscara tiene los ceros y unos esperados, pero en números: ¿falta .bool() o construirla"
+    " con una comparación? La máscara es de tipo bool."
+)
+DIAGONAL = (
+    "Tu máscara difiere de la esperada justo en una diagonal: ¿puede cada posición atenderse a"
+    " sí misma? Revisa diagonal= en torch.tril o torch.triu y si comparas con < o con <=."
+)
+SUMS_ELSEWHERE = (
+    "Tus valores suman uno sobre otro eje (o sobre todo el tensor), no sobre cada fila (último"
+    " eje): ¿normalizas (softmax, la suma) con otro dim=?"
+)
 PRECISION = (
     "Tu resultado difiere muy poco del esperado, pero en casi todos los valores, como al"
     " redondear: ¿calculas algo en float32 en lugar de float64 (o conviertes demasiado pronto)?"
@@ -300,7 +313,7 @@ REARRANGED = (
 )
 RELATIONS = (
     INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
-    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, PRECISION, DROPOUT, SOME_POSITIONS,
+    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE, PRECISION, DROPOUT, SOME_POSITIONS,
     SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET, ROW_OFFSET, SQUARED, COLUMNS, REARRANGED,
 )  # fmt: skip
 
@@ -323,15 +336,33 @@ def _related(arguments: dict) -> str | None:
     if _shape(expected) != _shape(actual):
         return _related_shapes(_shape(actual), _shape(expected))
     got, want = _numpy(actual), _numpy(expected)
-    if want.dtype == bool and got.dtype == bool:
-        if (got == ~want).all():
-            return INVERTED
-        square = want.ndim >= 2 and want.shape[-1] == want.shape[-2]
-        return TRANSPOSED if square and (got == want.swapaxes(-1, -2)).all() else None
-    if got.dtype == bool or want.dtype == bool or want.size == 0:
+    if want.dtype == bool:
+        return _related_masks(got, want)
+    if got.dtype == bool or want.size == 0:
         return None
     wide = _dtype(expected) == torch.float64  # el estudiante pudo calcular en float32
     return _related_values(got.astype(_float64), want.astype(_float64), wide)
+
+
+def _related_masks(got: np.ndarray, want: np.ndarray) -> str | None:
+    """Relaciones de una máscara booleana: números en vez de ``bool``, invertida,
+    traspuesta o con la diagonal de más o de menos."""
+    if got.dtype != bool:
+        as_mask = got != 0
+        zeros_ones = ((got == 0) | (got == 1)).all()
+        return MASK_NUMBERS if zeros_ones and (as_mask == want).all() else None
+    if (got == ~want).all():
+        return INVERTED
+    if want.ndim < 2 or want.shape[-1] != want.shape[-2] or want.shape[-1] < 2:
+        return None
+    if (got == want.swapaxes(-1, -2)).all():
+        return TRANSPOSED
+    size = want.shape[-1]
+    wrong = (got != want).reshape(-1, size, size).any(axis=0)
+    for offset in (-1, 0, 1):
+        if (wrong == _np_eye(size, k=offset, dtype=bool)).all():
+            return DIAGONAL
+    return None
 
 
 def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
@@ -366,6 +397,8 @@ def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> st
         return DROPOUT
     if _broadcast(got, want):
         return BROADCAST
+    if _sums_elsewhere(got, want):
+        return SUMS_ELSEWHERE
     if want.ndim >= 3 and want.shape[0] >= 2:  # (B, T, D): ¿solo algunas frases?
         same = [_near(got[b], want[b]) for b in range(want.shape[0])]
         if any(same) and not all(same):
@@ -402,8 +435,8 @@ def _factor(got: np.ndarray, want: np.ndarray) -> str | None:
 
 def _rounded(got: np.ndarray, want: np.ndarray) -> bool:
     """Diferencias de redondeo: valores de ``float32`` o |Δ| diminuta en casi todos."""
-    diff = _abs(got - want)
-    if diff.max() > 1e-3 * max(float(_abs(want).max()), 1.0):
+    diff, scale = _abs(got - want), max(float(_abs(want).max()), 1.0)
+    if not 1e-10 * scale < diff.max() <= 1e-3 * scale:  # (por debajo, el redondeo de float64)
         return False
     as_single = (got.astype(np.float32).astype(_float64) == got).all()
     return bool(as_single and not (want.astype(np.float32).astype(_float64) == want).all()) or (
@@ -421,6 +454,19 @@ def _dropout(got: np.ndarray, want: np.ndarray) -> bool:
     scattered = (zeros.any(axis=-1) & ~zeros.all(axis=-1)).any()
     scale = float((got[kept] / want[kept]).mean())
     return bool(scattered and 1.0 - 1e-4 <= scale <= 10.0 and _near(got[kept], scale * want[kept]))
+
+
+def _sums_elsewhere(got: np.ndarray, want: np.ndarray) -> bool:
+    """Las filas (último eje) de ``want`` suman 1 y las de ``got`` no, pero ``got`` suma 1
+    sobre otro eje, sobre los dos últimos o sobre todo el tensor."""
+    if want.ndim == 0 or want.shape[-1] < 2 or (want < 0).any() or (got < 0).any():
+        return False
+    if not _near(want.sum(axis=-1), 1.0) or _near(got.sum(axis=-1), 1.0):
+        return False
+    axes = [(axis,) for axis in range(want.ndim - 1)] + [tuple(range(want.ndim))]
+    if want.ndim >= 3:
+        axes.append((-2, -1))
+    return any(_near(got.sum(axis=axis), 1.0) for axis in axes)
 
 
 def _some_positions(got: np.ndarray, want: np.ndarray) -> bool:
