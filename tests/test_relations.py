@@ -20,6 +20,7 @@ NEW = [
     checks.PRECISION,
     checks.DROPOUT,
     checks.SOME_POSITIONS,
+    checks.FUTURE,
     checks.SHIFTED,
     checks.BROADCAST,
     checks.ONE_MINUS,
@@ -62,13 +63,18 @@ def _examples() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
     sentences = torch.randn(3, 4, 5, generator=g)
     encoding = _interleaved(_angles(2000, 8, torch.float64))
     causal = torch.ones(5, 5).tril().bool()
-    scores = torch.randn(2, 3, 4, generator=g)
+    logits = torch.randn(2, 3, 4, generator=g)
+    q, k, v = (torch.randn(2, 4, 3, generator=g) for _ in range(3))
+    scores = q @ k.transpose(-2, -1)
+    future = torch.ones(4, 4).triu(1).bool()
     return [
+        (checks.FUTURE, scores.softmax(-1) @ v, scores.masked_fill(future, -math.inf).softmax(-1) @ v),
+        (checks.DROPOUT, x, x * (torch.rand(4, 6, generator=g) > 0.3) / 0.7),  # falta
         (checks.MASK_NUMBERS, torch.ones(5, 5).tril(), causal),
         (checks.DIAGONAL, torch.ones(5, 5).tril(-1).bool(), causal),
         (checks.DIAGONAL, torch.ones(2, 5, 5).tril(1).bool(), causal.expand(2, 5, 5)),
-        (checks.SUMS_ELSEWHERE, scores.softmax(dim=1), scores.softmax(dim=-1)),
-        (checks.SUMS_ELSEWHERE, scores.exp() / scores.exp().sum(), scores.softmax(dim=-1)),
+        (checks.SUMS_ELSEWHERE, logits.softmax(dim=1), logits.softmax(dim=-1)),
+        (checks.SUMS_ELSEWHERE, logits.exp() / logits.exp().sum(), logits.softmax(dim=-1)),
         (checks.PRECISION, _interleaved(_angles(2000, 8, torch.float32)).double(), encoding),
         (checks.PRECISION, _interleaved(_angles(2000, 8, torch.float32).double()), encoding),
         (checks.DROPOUT, x * (torch.rand(4, 6, generator=g) > 0.3) / 0.7, x),  # F.dropout

@@ -268,8 +268,12 @@ PRECISION = (
     " redondear: ¿calculas algo en float32 en lugar de float64 (o conviertes demasiado pronto)?"
 )
 DROPOUT = (
-    "Hay ceros sueltos donde no se esperan y el resto coincide, quizá escalado: ¿se aplica"
-    " dropout en modo de entrenamiento (falta model.eval()) o donde no toca?"
+    "Tu resultado y el esperado coinciden salvo por ceros sueltos (y quizá una escala): ¿se"
+    " aplica dropout en modo de entrenamiento (falta model.eval()), donde no toca, o falta?"
+)
+FUTURE = (
+    "Solo coincide la última posición (la que ya puede ver toda la frase): ¿falta la máscara"
+    " causal (o no llega a la autoatención del decodificador)?"
 )
 SOME_POSITIONS = (
     "Tu resultado coincide salvo en unas pocas posiciones: ¿se pierde o sobra una máscara"
@@ -313,8 +317,9 @@ REARRANGED = (
 )
 RELATIONS = (
     INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
-    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE, PRECISION, DROPOUT, SOME_POSITIONS,
-    SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET, ROW_OFFSET, SQUARED, COLUMNS, REARRANGED,
+    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE,
+    PRECISION, DROPOUT, SOME_POSITIONS, FUTURE, SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET,
+    ROW_OFFSET, SQUARED, COLUMNS, REARRANGED,
 )  # fmt: skip
 
 
@@ -393,7 +398,7 @@ def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> st
             return OTHER_BASE
     if wide and _rounded(got, want):
         return PRECISION
-    if _dropout(got, want):
+    if _dropout(got, want) or _dropout(want, got):
         return DROPOUT
     if _broadcast(got, want):
         return BROADCAST
@@ -405,6 +410,8 @@ def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> st
             return SOME_SENTENCES
     if _some_positions(got, want):
         return SOME_POSITIONS
+    if _only_last_position(got, want):
+        return FUTURE
     if want.size >= 2 and _np_ptp(want) > 1e-6:  # lo esperado varía: la relación dice algo
         for relation, message in _SHAPES_OF_VALUES:
             if relation(got, want):
@@ -479,6 +486,15 @@ def _some_positions(got: np.ndarray, want: np.ndarray) -> bool:
         return False
     scale = max(float(_abs(want).max()), 1.0)  # una máscara cambia mucho, no un redondeo
     return float(_abs(got - want)[~rows].max()) > 1e-3 * scale
+
+
+def _only_last_position(got: np.ndarray, want: np.ndarray) -> bool:
+    """A lo largo de las posiciones (penúltimo eje) solo coincide la última (con relleno al
+    final, en alguna frase no coincide ni esa)."""
+    if want.ndim < 2 or want.shape[-2] < 2:
+        return False
+    same = _np_isclose(got, want, rtol=1e-4, atol=1e-6).all(axis=-1)  # (..., T)
+    return bool(same[..., -1].any() and not same[..., :-1].any())
 
 
 def _shifted(got: np.ndarray, want: np.ndarray) -> bool:
