@@ -68,6 +68,37 @@ def test_a_relation_found_by_the_check_is_named_too():
     assert diagnosis.sentences(error) == [checks.SQRT_FACTOR]
 
 
+@pytest.mark.parametrize(
+    ("relation", "actual", "expected"),
+    [
+        (checks.NEGATED, -torch.arange(1.0, 7.0), torch.arange(1.0, 7.0)),
+        (checks.SHIFTED, torch.arange(1.0, 7.0), torch.arange(2.0, 8.0)),
+        (checks.MASK_NUMBERS, torch.ones(3, 3).tril(), torch.ones(3, 3).tril().bool()),
+        (checks.PRECISION, (torch.arange(7.0) * 3333.3).sin().double(), (torch.arange(7.0).double() * 3333.3).sin()),
+    ],
+)  # fmt: skip
+def test_the_new_relations_reach_the_feedback_without_values(relation, actual, expected):
+    error = _failure(checks.close, "x", actual, expected)
+    assert diagnosis.sentences(error) == [relation]
+
+
+def test_a_hint_of_a_class_mutant_reaches_the_feedback_as_the_named_mistake():
+    """Pistas de ``mistakes.hints(..., build=, weights=)``: la frase del catálogo, sin valores."""
+    from course.reference.layers import PositionwiseFeedForward
+
+    torch.manual_seed(0)
+    reference = PositionwiseFeedForward(4, 8).eval()
+    x = torch.randn(2, 3, 4)
+    found = mistakes.hints("ej1_feed_forward", x, build=lambda cls: cls(4, 8), weights=reference)
+    differs = {text: out for text, out in found.items() if not torch.allclose(out, reference(x))}
+    assert differs, "ningún mutante clase de ej1_feed_forward da pista"
+    for message, output in differs.items():
+        error = _failure(checks.close, "FFN", output, reference(x).detach(), hints=found)
+        said = diagnosis.sentences(error)
+        assert message in said and "valores difieren" not in " ".join(said)
+        assert set(said) <= {m.message for m in mistakes.catalogue("05_capas")}
+
+
 def test_a_hint_key_that_is_not_a_course_sentence_is_dropped():
     expected = torch.tensor([1.0, 2.0])
     error = _failure(checks.close, "x", -expected, expected, hints={"esperado 0.1234": -expected})
