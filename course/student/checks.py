@@ -5,7 +5,9 @@ prueba fallida). El orden es siempre: tipo -> forma -> dtype -> valores finitos 
 valores. Los valores se comparan como arreglos de NumPy en ``float64`` con tolerancias
 con nombre; el mensaje nunca imprime el tensor esperado, solo cuántos valores difieren,
 la mayor diferencia y su índice. Si el valor que falla coincide con el de un error típico
-conocido (``course.mistakes``), el mensaje lo nombra.
+conocido (``course.mistakes``), el mensaje lo nombra; si no, y guarda con el esperado una
+relación que apunta a una idea (el signo cambiado, desplazado una posición, normalizado
+sobre otro eje…: :data:`RELATIONS`), la nombra sin ningún valor.
 """
 
 import functools
@@ -32,7 +34,7 @@ _BASE = torch._C.TensorBase
 _PLAIN = torch._C.DisableTorchFunctionSubclass
 _BOOL = torch.bool
 _abs, _isfinite, _argwhere, _argmax = np.abs, np.isfinite, np.argwhere, np.argmax
-_unravel_index, _float64 = np.unravel_index, np.float64
+_unravel_index, _float64, _float32 = np.unravel_index, np.float64, np.float32
 _allclose = torch.allclose
 _np_allclose, _log = np.allclose, np.log
 _np_isclose, _np_ptp, _np_take, _np_sort = np.isclose, np.ptp, np.take, np.sort
@@ -445,8 +447,8 @@ def _rounded(got: np.ndarray, want: np.ndarray) -> bool:
     diff, scale = _abs(got - want), max(float(_abs(want).max()), 1.0)
     if not 1e-10 * scale < diff.max() <= 1e-3 * scale:  # (por debajo, el redondeo de float64)
         return False
-    as_single = (got.astype(np.float32).astype(_float64) == got).all()
-    return bool(as_single and not (want.astype(np.float32).astype(_float64) == want).all()) or (
+    as_single = (got.astype(_float32).astype(_float64) == got).all()
+    return bool(as_single and not (want.astype(_float32).astype(_float64) == want).all()) or (
         (diff > 0).mean() >= 0.5
     )
 
