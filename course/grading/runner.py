@@ -5,6 +5,7 @@ directorio de curso temporal cuando se califica, de modo que la entrega original
 libro de notas del instructor nunca se tocan.
 """
 
+import contextlib
 import os
 import shutil
 import warnings
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from course import notebooks
 from course.grading import results, sandbox
@@ -58,7 +61,7 @@ def grade_staged(
         trusted.TrustedExecute.notebook_timeout = notebook_timeout
     report: dict = {}
     trusted.TrustedExecute.report = report
-    with quiet_stderr():
+    with quiet_stderr(), unsynced(root / "gradebook.db"):
         result = nbgrader_api(root, timeout, trusted).autograde(
             lab.id, STUDENT, force=True, create=True
         )
@@ -73,6 +76,29 @@ def grade_staged(
         shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
         temporary.replace(keep)
     return graded
+
+
+@contextlib.contextmanager
+def unsynced(gradebook: Path):
+    """El libro de notas temporal ``gradebook``, sin esperar al disco en cada ``commit``.
+
+    nbgrader hace decenas de ``commit`` por cuaderno y SQLite espera a que cada uno llegue
+    al disco (``fsync``): en una máquina ocupada, casi un segundo por entrega. Este libro
+    se copia de la caché y se borra al terminar, así que perderlo en un apagón no importa.
+    Cualquier otra base de datos (el libro de notas del instructor) no cambia.
+    """
+    target = gradebook.resolve()
+
+    def connect(connection, record) -> None:
+        if Path(connection.execute("PRAGMA database_list").fetchone()[2]).resolve() == target:
+            connection.execute("PRAGMA synchronous = OFF")
+            connection.execute("PRAGMA journal_mode = MEMORY")
+
+    event.listen(Engine, "connect", connect)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "connect", connect)
 
 
 def _collect(root: Path, lab: Lab) -> results.Result:
