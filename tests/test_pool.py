@@ -129,7 +129,61 @@ def test_preload_imports_the_setup_modules_without_binding_names():
         "course.student",
         "course.grading.agent",
     ):
-        assert f"__import__({module!r})" in code
+        assert f"__import__({module!r}" in code
+
+
+def test_after_the_seed_only_the_course_modules_are_imported_ahead():
+    code = pool.preload_code(
+        "import torch\ntorch.manual_seed(0)\nimport numpy\nfrom course.student import viz\n"
+    )
+    assert "__import__('numpy'" not in code
+    assert "__import__('course.student', fromlist=['viz'])" in code
+
+
+COURSE_IMPORTS_DRAW_NOTHING = """\
+import random, sys
+import numpy, torch
+
+def draws():
+    return torch.rand(2).tolist(), random.random(), numpy.random.rand()
+
+def seed():
+    torch.manual_seed(0), random.seed(0), numpy.random.seed(0)
+
+for name, names in {modules!r}:
+    seed()
+    expected = draws()
+    seed()
+    __import__(name, fromlist=names)
+    assert draws() == expected, name
+print("ok", len({modules!r}))
+"""
+
+
+def test_the_course_modules_imported_ahead_draw_no_random_numbers():
+    """Importarlos antes de ``torch.manual_seed(0)`` no cambia los números del cuaderno."""
+    import subprocess
+    import sys
+
+    from course import notebooks
+
+    modules = []
+    for lab in labs.available():
+        source = nbformat.read(lab.source, 4)
+        setup = "\n".join(
+            cell.source for cell in source.cells if notebooks.is_setup(notebooks.grade_id(cell))
+        )
+        tree = ast.parse(setup)
+        modules += [
+            item
+            for node in tree.body
+            for item in pool._imported(node)
+            if item[0].startswith("course.")
+        ]
+    assert any(name == "course.student" for name, _ in modules)
+    script = COURSE_IMPORTS_DRAW_NOTHING.format(modules=modules)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-2000:]
 
 
 def test_series_cover_every_task_once_in_order_and_balance_two_workers():

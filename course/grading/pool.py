@@ -27,29 +27,41 @@ ALWAYS = ("torch", "course.grading.agent")  # la sonda importa el agente antes q
 
 
 def preload_code(setup_source: str) -> str:
-    """Código que importa lo que la celda de preparación importa antes de hacer otra cosa,
-    sin enlazar ningún nombre.
+    """Código que importa lo que importa la celda de preparación, sin enlazar ningún nombre.
 
-    Solo las importaciones del principio: una importación que va detrás de
-    ``torch.manual_seed(0)`` tiene que seguir ocurriendo detrás (un módulo que genera
-    números aleatorios al importarse cambiaría si no los de todo el cuaderno). Un módulo
-    que no se puede importar no detiene nada: la celda de preparación fallará después
-    igual que sin núcleo adelantado.
+    Todas las importaciones del principio, y de las de después solo las del propio curso
+    (``course.…``: ``checks``, ``examples``, ``viz`` y matplotlib cuestan tanto como torch).
+    Una importación ajena que va detrás de ``torch.manual_seed(0)`` tiene que seguir
+    ocurriendo detrás (un módulo que genera números aleatorios al importarse cambiaría si
+    no los de todo el cuaderno); los módulos del curso no generan ninguno al importarse
+    (``tests/test_pool.py`` lo comprueba). Un módulo que no se puede importar no detiene
+    nada: la celda de preparación fallará después igual que sin núcleo adelantado.
     """
-    modules = list(ALWAYS)
+    modules: dict[str, list[str]] = {name: [] for name in ALWAYS}
     try:
         body = ast.parse(setup_source).body
     except SyntaxError:
         body = []
+    leading = True
     for node in body:
-        if isinstance(node, ast.Import):
-            modules += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            modules.append(node.module)
-        else:
-            break
-    lines = [f"    __import__({name!r})" for name in dict.fromkeys(modules)]
+        leading = leading and isinstance(node, ast.Import | ast.ImportFrom)
+        for name, names in _imported(node):
+            if leading or name == "course" or name.startswith("course."):
+                modules.setdefault(name, []).extend(names)
+    lines = [
+        f"    __import__({name!r}, fromlist={names!r})" if names else f"    __import__({name!r})"
+        for name, names in modules.items()
+    ]
     return "try:\n" + "\n".join(lines) + "\nexcept Exception:\n    pass\n"
+
+
+def _imported(node: ast.stmt) -> list[tuple[str, list[str]]]:
+    """``(módulo, nombres que trae con from)`` de una importación absoluta; si no, nada."""
+    if isinstance(node, ast.Import):
+        return [(alias.name, []) for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [(node.module, [alias.name for alias in node.names if alias.name != "*"])]
+    return []
 
 
 class WarmKernel:
