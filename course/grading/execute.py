@@ -276,9 +276,15 @@ class TrustedExecute(Execute):
     async def _execute(
         self, code: str, timeout: float, answer: bool = False, recover: bool = True
     ) -> str:
-        """Ejecuta ``code`` en el núcleo; devuelve el texto publicado con ``MIME``."""
+        """Ejecuta ``code`` en el núcleo; devuelve el texto publicado con ``MIME``.
+
+        Una petición que espera respuesta (``answer``) va en silencio: sin eco de la celda
+        ni contador de ejecución, un mensaje menos por ida y vuelta.
+        """
         msg_id = await ensure_async(
-            self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
+            self.kc.execute(
+                code, silent=answer, store_history=False, allow_stdin=False, stop_on_error=False
+            )
         )
         deadline = time.monotonic() + timeout
         found = ""
