@@ -58,7 +58,8 @@ def _summary(counts: Counter) -> str:
         f" {share('held out named', 'held out')} (con las relaciones de checks:"
         f" {share('held out related', 'held out')}) · ocultas detectan"
         f" {share('held out hidden', 'held out')}, nombran"
-        f" {share('held out hidden named', 'held out')}"
+        f" {share('held out hidden named', 'held out')} (con las relaciones:"
+        f" {share('held out hidden related', 'held out')})"
     )
 
 
@@ -69,12 +70,14 @@ def _totals(counts: Counter, labs_run: int) -> str:
         return f"{counts[key]}/{counts[total]} ({100 * counts[key] / max(counts[total], 1):.0f} %)"
 
     return (
-        f"TOTAL ({labs_run} laboratorios, {counts['total']} errores): visibles detectan"
+        f"TOTAL ({labs_run} laboratorio{'s' * (labs_run != 1)}, {counts['total']} errores):"
+        " visibles detectan"
         f" {share('visible', 'total')}, nombran {share('named', 'total')} · ocultas detectan"
         f" {share('hidden', 'total')}, nombran {share('hidden named', 'total')} · apartada:"
         f" visibles nombran {share('held out named', 'held out')} (con relaciones"
         f" {share('held out related', 'held out')}), ocultas nombran"
-        f" {share('held out hidden named', 'held out')}"
+        f" {share('held out hidden named', 'held out')} (con relaciones"
+        f" {share('held out hidden related', 'held out')})"
     )
 
 
@@ -115,6 +118,9 @@ def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, 
         counts["held out named"] += _names(unseen, mistake)
         counts["held out related"] += _names(unseen, mistake) or _relates(unseen)
         counts["held out hidden named"] += _names(unseen_hidden, mistake)
+        counts["held out hidden related"] += _names(unseen_hidden, mistake) or _relates(
+            unseen_hidden
+        )
     else:
         counts["tuning"] += 1
         counts["tuning named"] += _names(visible, mistake)
