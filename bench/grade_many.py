@@ -6,7 +6,8 @@ Mide, en un curso temporal (el repositorio no se toca):
    por omisión (uno por núcleo);
 2. clases sintéticas de 2, 10 y 30 estudiantes del laboratorio 1 (mitad soluciones, mitad
    cuadernos sin tocar) con 1 y con 2 procesos: segundos por cuaderno (planos si la clase
-   crece) y la aceleración, con la carga media de la máquina en cada medida;
+   crece), los núcleos de CPU ocupados en la máquina (un proceso ya ocupa más de uno) y la
+   aceleración, con la carga media de la máquina en cada medida;
 3. lo que cuesta, dentro de cada entrega, arrancar un núcleo e importar torch en él
    (``jupyter_client``, mediana de 3), para saber qué parte del tiempo es inevitable
    mientras cada estudiante tenga su propio núcleo.
@@ -36,17 +37,27 @@ def _class(root: Path, submissions: dict[tuple[str, str], Path]) -> None:
         shutil.copy(notebook, folder / f"{lab_id}.ipynb")
 
 
-def timed_grading(submissions: dict[tuple[str, str], Path], jobs: int) -> tuple[float, list]:
+def _busy_seconds() -> float:
+    """Segundos de CPU ocupados en toda la máquina (``/proc/stat``), no solo por este
+    proceso: el CPU de un núcleo aislado que se mata no vuelve en ``getrusage``. En una
+    máquina en reposo es el de la calificación; con carga ajena, la incluye."""
+    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_grading(submissions: dict[tuple[str, str], Path], jobs: int) -> tuple[float, list, float]:
+    """Segundos de reloj, resultados y núcleos de CPU ocupados de media mientras tanto."""
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
         root = Path(tmp)
         _class(root, submissions)
         tasks = batch.find_submissions(root / "submitted")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _busy_seconds()
         done = batch.grade_all(tasks, root / "autograded", jobs, None, progress=False)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, _busy_seconds() - cpu
     errors = [r for r in done if r.error]
     assert not errors, errors[0].error
-    return elapsed, done
+    return elapsed, done, cpu / elapsed
 
 
 def kernel_and_torch_seconds(repeat: int = 3) -> tuple[float, float]:
@@ -73,19 +84,29 @@ def class_row(lab: labs.Lab, students: int, interleave: bool) -> list[float]:
     }
     # Orden 1, 2, 2, 1: una carga ajena que sube o baja poco a poco afecta igual a ambos.
     seconds: dict[int, list[float]] = {1: [], 2: []}
+    cores: dict[int, list[float]] = {1: [], 2: []}
     loads, per_submission = [], []
     for jobs in (1, 2, 2, 1) if interleave else (1, 2):
         loads.append(os.getloadavg()[0])
-        elapsed, done = timed_grading(synthetic, jobs)
+        elapsed, done, busy = timed_grading(synthetic, jobs)
         seconds[jobs].append(elapsed)
+        cores[jobs].append(busy)
         if jobs == 1:
             per_submission += [r.seconds for r in done]
     loads.append(os.getloadavg()[0])
     one, two = statistics.mean(seconds[1]), statistics.mean(seconds[2])
     print(f"\n2. {students} estudiantes × {lab.id}, carga media {min(loads):.1f}–{max(loads):.1f}")
-    print(f"   1 proceso : {one:.1f} s ({one / students:.2f} s por cuaderno)")
-    print(f"   2 procesos: {two:.1f} s ({two / students:.2f} s por cuaderno)")
-    print(f"   aceleración: {one / two:.2f}×")
+    for jobs, total in ((1, one), (2, two)):
+        print(
+            f"   {jobs} proceso{'s' if jobs > 1 else ' '}: {total:.1f} s"
+            f" ({total / students:.2f} s por cuaderno;"
+            f" {statistics.mean(cores[jobs]):.2f} núcleos de CPU ocupados en la máquina)"
+        )
+    # Un proceso ya ocupa más de un núcleo (el núcleo aislado siguiente arranca mientras
+    # califica): dos no pueden ocupar más núcleos de los que hay.
+    busy = statistics.mean(cores[1])
+    ceiling = min(2 * busy, os.cpu_count() or 1) / busy
+    print(f"   aceleración: {one / two:.2f}× (techo por CPU {ceiling:.2f}×)")
     return per_submission
 
 
@@ -115,7 +136,7 @@ def main() -> None:
 
     if not args.skip_labs:
         one = {("ana", lab.id): lab.source for lab in labs.available()}
-        seconds, done = timed_grading(one, cores)
+        seconds, done, _ = timed_grading(one, cores)
         print(f"\n1. un estudiante, {len(one)} laboratorios, {cores} procesos: {seconds:.1f} s")
         for result in done:
             print(f"   {result.lab}: {result.seconds:.1f} s en su proceso")
