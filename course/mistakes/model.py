@@ -7,11 +7,14 @@ módulo nunca llega al estudiante.
 
 import dataclasses
 import math
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import nn
 
-from course.mistakes import for_exercise
+from course import mistakes
+from course.mistakes import Mistake, for_exercise
+from course.mistakes import model_forms as forms
 from course.reference import model as ref
 from course.reference import training as ref_training
 from course.reference.attention import causal_mask
@@ -509,7 +512,81 @@ def train_leaves_eval(model, steps, batch_size, seq_len, lr, generator, on_step=
     return losses
 
 
-# mensajes que comparten varios errores
+# mensajes que comparten varios errores: uno por idea, en todas sus formas
+NO_POSITIONAL = "¿Falta la codificación posicional (self.positional) en encode o decode?"
+SCALED_TWICE = "¿Multiplicas por √D otra vez? TokenEmbedding ya lo hace."
+ENCODE_NO_MASK = "¿Pasas src_mask al codificador?"
+MEMORY_NO_MASK = "¿Pasas src_mask a la atención cruzada del decodificador (su último argumento)?"
+NO_TGT_MASK = "¿Pasas tgt_mask al decodificador?"
+MASKS_SWAPPED = (
+    "¿Pasas las máscaras en su orden? Decoder recibe (x, memory, tgt_mask, memory_mask)"
+    " y decode, (memory, src_mask, tgt, tgt_mask)."
+)
+DECODE_PAIR = "decode debe devolver la pareja (salida, pesos de la atención cruzada)"
+SOFTMAX = "¿Aplicas softmax al final? forward devuelve logits."
+LOG_SOFTMAX = "¿Aplicas log_softmax al final? forward devuelve logits sin normalizar."
+UNTIED = "el generador debe usar el mismo tensor que tgt_embed.embedding"
+XAVIER = "no tiene la inicialización de Xavier"
+LAYER_COUNTS = "Revisa el número de capas de cada pila"
+FINAL_NORMS = (
+    "¿Cuentas las LayerNorm finales en pre-norm? Hay una al final de cada pila (dos en"
+    " total), de 2D parámetros cada una."
+)
+TIE = "¿Tienes en cuenta tie_weights?"
+ATTENTION_BIASES = "¿Cuentas los sesgos de las cuatro proyecciones de la atención?"
+DECODER_NORMS = "¿Cuentas las tres LayerNorm de cada capa del decodificador?"
+NO_QUERY_AXIS = "¿Falta el eje de las consultas? La forma es (B, 1, T_k)."
+WRONG_AXIS = "¿Añades el eje de tamaño 1 en el sitio equivocado? La forma es (B, 1, T_k)."
+NO_CAUSAL = "Falta la parte causal: combina el relleno con la máscara causal."
+NO_PADDING = "Falta la parte de relleno."
+PADDING_ROWS = (
+    "¿Ocultas las filas de relleno en vez de las columnas? El relleno es una clave"
+    " que nadie debe mirar: (B, 1, T_q)."
+)
+MASKS_OR = (
+    "¿Combinas relleno y causal con `|`? Una clave se puede atender solo si cumple"
+    " las dos condiciones: `&`."
+)
+GREEDY_NO_MASK = (
+    "¿Pasas la máscara causal a decode? Sin ella las posiciones anteriores ven las"
+    " siguientes y el modelo no calcula lo mismo que al entrenar."
+)
+GREEDY_NO_FILL = "¿Pones pad_idx en las frases que ya terminaron?"
+GREEDY_MAX_LEN = "¿Das max_len pasos? La salida, contando BOS, tiene como mucho max_len tokens."
+GREEDY_LAST = "¿Tomas la salida de la última posición, out[:, -1]?"
+GREEDY_STOP = "¿Sales del bucle cuando todas las frases han terminado?"
+GREEDY_FINISHED = "¿Acumulas las frases terminadas (finished |= ...) en vez de sustituirlas?"
+SPECIAL_SYMBOLS = "¿Sorteas también los identificadores especiales 0, 1 y 2?"
+UPPER_BOUND = "¿Sorteas en [3, V)? El límite superior de randint ya está excluido."
+BOS_EOS = "¿Has cambiado BOS por EOS? El destino es [BOS, origen..., EOS]."
+FLOAT_TARGET = "Se esperaba torch.int64 y se obtuvo torch.float32"
+NO_GENERATOR = "¿pasas generator=generator a torch.randint?"
+SUMMED = "¿Sumas sin dividir? Divide entre el número de posiciones que no son relleno."
+MEAN_OVER_ALL = "¿Divides entre todas las posiciones? El relleno no cuenta en la media."
+SPREAD_OTHERS = "¿Repartes ε solo entre las otras clases? El reparto uniforme incluye las V."
+SPREAD_SUMMED = "¿Sumas ℓ_c sobre las clases? El término de suavizado es su media."
+LOG_OF_SOFTMAX = "¿Calculas log(softmax(x))? Con logits grandes da -inf: usa log_softmax."
+WEIGHT_DECAY = "¿Pasas weight_decay a AdamW?"
+ADAMW = "Usa torch.optim.AdamW."
+BETAS = "el artículo usa β₁ = 0.9 y β₂ = 0.98"
+EPS = "el artículo usa ε = 1e-9"
+LR = "¿Pasas lr a AdamW?"
+NOAM_SCALE = "¿Falta el factor D^-0.5?"
+NOAM_MAX = "¿Usas max en vez de min? El factor crece y después decae."
+NOAM_WARMUP = "¿Usas warmup^-0.5? Revisa el exponente de warmup en la rama del calentamiento."
+NOAM_TIMES = "¿Multiplicas por √D? El factor es D^-0.5: divide."
+COSINE_CLAMP = (
+    "¿Limitas el progreso a 1 (min)? Después de total_steps el factor debe quedarse en 0."
+)
+COSINE_TOTAL = "¿Divides entre total_steps? El progreso de la caída va de warmup a total_steps."
+COSINE_ZERO = "¿Empiezas el calentamiento en 0? El paso cuenta desde 1: step / warmup."
+COSINE_HALF = "¿Falta el ½ delante de (1 + cos)? El factor va de 1 a 0."
+SCHEDULER = "¿Llamas a scheduler.step() en cada paso?"
+ZERO_GRAD = "¿Llamas a optimizer.zero_grad() antes de backward?"
+SMOOTHING = "¿Usas suavizado? En la copia la pérdida va sin suavizado (smoothing = 0)."
+SHIFT = "¿Desplazas el destino? Se predice tgt[:, 1:] a partir de tgt[:, :-1]."
+STEPS_FROM_ONE = "Llama a on_step(step, pérdida) con step = 1, 2, ..., steps."
+FLOAT_LOSSES = "Devuelve una lista con una pérdida (float) por paso"
 INVERTED_MASK = "La máscara está invertida: True = se puede atender."
 PAD_ZERO = "¿Usas pad_idx o das por hecho que el relleno es 0?"
 CAUSAL_TRANSPOSED = "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."
@@ -519,184 +596,107 @@ MISTAKES = [
     *for_exercise(
         "ej1_transformer",
         "Transformer",
-        (
-            WithoutPositional,
-            "¿Falta la codificación posicional (self.positional) en encode o decode?",
-        ),
-        (ScaledTwice, "¿Multiplicas por √D otra vez? TokenEmbedding ya lo hace."),
-        (EncodeWithoutMask, "¿Pasas src_mask al codificador?"),
-        (
-            CrossAttentionWithoutMask,
-            "¿Pasas src_mask a la atención cruzada del decodificador (su último argumento)?",
-        ),
-        (DecodeWithoutCausalMask, "¿Pasas tgt_mask al decodificador?"),
-        (
-            DecodeReturnsOutputOnly,
-            "decode debe devolver la pareja (salida, pesos de la atención cruzada)",
-        ),
-        (SoftmaxInForward, "¿Aplicas softmax al final? forward devuelve logits."),
-        (
-            LogSoftmaxInForward,
-            "¿Aplicas log_softmax al final? forward devuelve logits sin normalizar.",
-        ),
-        (UntiedWeights, "el generador debe usar el mismo tensor que tgt_embed.embedding"),
-        (WithoutXavier, "no tiene la inicialización de Xavier"),
-        (SwappedLayerCounts, "Revisa el número de capas de cada pila"),
+        (WithoutPositional, NO_POSITIONAL),
+        (ScaledTwice, SCALED_TWICE),
+        (EncodeWithoutMask, ENCODE_NO_MASK),
+        (CrossAttentionWithoutMask, MEMORY_NO_MASK),
+        (DecodeWithoutCausalMask, NO_TGT_MASK),
+        (DecodeReturnsOutputOnly, DECODE_PAIR),
+        (SoftmaxInForward, SOFTMAX),
+        (LogSoftmaxInForward, LOG_SOFTMAX),
+        (UntiedWeights, UNTIED),
+        (WithoutXavier, XAVIER),
+        (SwappedLayerCounts, LAYER_COUNTS),
     ),
     *for_exercise(
         "ej2_parametros",
         "num_parameters",
-        (count_without_final_norms, "¿Cuentas las LayerNorm finales de cada pila en pre-norm?"),
-        (
-            count_final_norms_once,
-            "¿Cuentas una LayerNorm final por pila (dos en total) en pre-norm?",
-        ),
-        (count_ignoring_tie, "¿Tienes en cuenta tie_weights?"),
-        (
-            count_without_attention_biases,
-            "¿Cuentas los sesgos de las cuatro proyecciones de la atención?",
-        ),
-        (
-            count_decoder_with_two_norms,
-            "¿Cuentas las tres LayerNorm de cada capa del decodificador?",
-        ),
+        (count_without_final_norms, FINAL_NORMS),
+        (count_final_norms_once, FINAL_NORMS),
+        (count_ignoring_tie, TIE),
+        (count_without_attention_biases, ATTENTION_BIASES),
+        (count_decoder_with_two_norms, DECODER_NORMS),
     ),
     *for_exercise(
         "ej3_mascara_origen",
         "make_src_mask",
         (src_mask_inverted, INVERTED_MASK),
-        (src_mask_without_query_axis, "¿Falta el eje de las consultas? La forma es (B, 1, T_k)."),
-        (
-            src_mask_wrong_axis,
-            "¿Añades el eje de tamaño 1 en el sitio equivocado? La forma es (B, 1, T_k).",
-        ),
+        (src_mask_without_query_axis, NO_QUERY_AXIS),
+        (src_mask_wrong_axis, WRONG_AXIS),
         (src_mask_pad_zero, PAD_ZERO),
     ),
     *for_exercise(
         "ej4_mascara_destino",
         "make_tgt_mask",
-        (
-            tgt_mask_without_causal,
-            "Falta la parte causal: combina el relleno con la máscara causal.",
-        ),
-        (tgt_mask_without_padding, "Falta la parte de relleno."),
+        (tgt_mask_without_causal, NO_CAUSAL),
+        (tgt_mask_without_padding, NO_PADDING),
         (tgt_mask_transposed_causal, CAUSAL_TRANSPOSED),
-        (
-            tgt_mask_padding_rows,
-            "¿Ocultas las filas de relleno en vez de las columnas? El relleno es una clave"
-            " que nadie debe mirar: (B, 1, T_q).",
-        ),
+        (tgt_mask_padding_rows, PADDING_ROWS),
         (tgt_mask_pad_zero, PAD_ZERO),
     ),
     *for_exercise(
         "ej5_voraz",
         "greedy_decode",
-        (
-            greedy_without_tgt_mask,
-            "¿Pasas la máscara causal a decode? Sin ella las posiciones anteriores ven las"
-            " siguientes y el modelo no calcula lo mismo que al entrenar.",
-        ),
-        (greedy_without_pad_fill, "¿Pones pad_idx en las frases que ya terminaron?"),
-        (
-            greedy_max_len_steps,
-            "¿Das max_len pasos? La salida, contando BOS, tiene como mucho max_len tokens.",
-        ),
-        (greedy_first_position, "¿Tomas la salida de la última posición, out[:, -1]?"),
-        (greedy_without_early_stop, "¿Sales del bucle cuando todas las frases han terminado?"),
-        (
-            greedy_forgets_finished,
-            "¿Acumulas las frases terminadas (finished |= ...) en vez de sustituirlas?",
-        ),
+        (greedy_without_tgt_mask, GREEDY_NO_MASK),
+        (greedy_without_pad_fill, GREEDY_NO_FILL),
+        (greedy_max_len_steps, GREEDY_MAX_LEN),
+        (greedy_first_position, GREEDY_LAST),
+        (greedy_without_early_stop, GREEDY_STOP),
+        (greedy_forgets_finished, GREEDY_FINISHED),
     ),
     *for_exercise(
         "ej6_lote_copia",
         "copy_task_batch",
-        (batch_with_special_symbols, "¿Sorteas también los identificadores especiales 0, 1 y 2?"),
-        (
-            batch_without_last_symbol,
-            "¿Sorteas en [3, V)? El límite superior de randint ya está excluido.",
-        ),
-        (batch_bos_eos_swapped, "¿Has cambiado BOS por EOS? El destino es [BOS, origen..., EOS]."),
-        (batch_float_target, "Se esperaba torch.int64 y se obtuvo torch.float32"),
-        (batch_without_generator, "¿pasas generator=generator a torch.randint?"),
+        (batch_with_special_symbols, SPECIAL_SYMBOLS),
+        (batch_without_last_symbol, UPPER_BOUND),
+        (batch_bos_eos_swapped, BOS_EOS),
+        (batch_float_target, FLOAT_TARGET),
+        (batch_without_generator, NO_GENERATOR),
     ),
     *for_exercise(
         "ej7_perdida",
         "label_smoothed_cross_entropy",
-        (
-            loss_summed,
-            "¿Sumas sin dividir? Divide entre el número de posiciones que no son relleno.",
-        ),
-        (
-            loss_mean_over_all,
-            "¿Divides entre todas las posiciones? El relleno no cuenta en la media.",
-        ),
+        (loss_summed, SUMMED),
+        (loss_mean_over_all, MEAN_OVER_ALL),
         (loss_counts_padding, COUNTS_PADDING),
-        (
-            loss_smoothing_over_others,
-            "¿Repartes ε solo entre las otras clases? El reparto uniforme incluye las V.",
-        ),
-        (
-            loss_smoothing_summed,
-            "¿Sumas ℓ_c sobre las clases? El término de suavizado es su media.",
-        ),
-        (
-            loss_log_of_softmax,
-            "¿Calculas log(softmax(x))? Con logits grandes da -inf: usa log_softmax.",
-        ),
+        (loss_smoothing_over_others, SPREAD_OTHERS),
+        (loss_smoothing_summed, SPREAD_SUMMED),
+        (loss_log_of_softmax, LOG_OF_SOFTMAX),
     ),
     *for_exercise(
         "ej8_optimizador",
         "make_optimizer",
-        (optimizer_ignores_weight_decay, "¿Pasas weight_decay a AdamW?"),
-        (optimizer_adam, "Usa torch.optim.AdamW."),
-        (optimizer_default_betas, "el artículo usa β₁ = 0.9 y β₂ = 0.98"),
-        (optimizer_default_eps, "el artículo usa ε = 1e-9"),
-        (optimizer_ignores_lr, "¿Pasas lr a AdamW?"),
+        (optimizer_ignores_weight_decay, WEIGHT_DECAY),
+        (optimizer_adam, ADAMW),
+        (optimizer_default_betas, BETAS),
+        (optimizer_default_eps, EPS),
+        (optimizer_ignores_lr, LR),
     ),
     *for_exercise(
         "ej9_noam",
         "noam_factor",
-        (noam_without_model_scale, "¿Falta el factor D^-0.5?"),
-        (noam_with_max, "¿Usas max en vez de min? El factor crece y después decae."),
-        (
-            noam_warmup_exponent,
-            "¿Usas warmup^-0.5? Revisa el exponente de warmup en la rama del calentamiento.",
-        ),
-        (noam_times_sqrt_d, "¿Multiplicas por √D? El factor es D^-0.5: divide."),
+        (noam_without_model_scale, NOAM_SCALE),
+        (noam_with_max, NOAM_MAX),
+        (noam_warmup_exponent, NOAM_WARMUP),
+        (noam_times_sqrt_d, NOAM_TIMES),
     ),
     *for_exercise(
         "ej10_coseno",
         "cosine_warmup_factor",
-        (
-            cosine_without_clamp,
-            "¿Limitas el progreso a 1 (min)? Después de total_steps el factor debe quedarse en 0.",
-        ),
-        (
-            cosine_over_total,
-            "¿Divides entre total_steps? El progreso de la caída va de warmup a total_steps.",
-        ),
-        (
-            cosine_warmup_from_zero,
-            "¿Empiezas el calentamiento en 0? El paso cuenta desde 1: step / warmup.",
-        ),
-        (cosine_without_half, "¿Falta el ½ delante de (1 + cos)? El factor va de 1 a 0."),
+        (cosine_without_clamp, COSINE_CLAMP),
+        (cosine_over_total, COSINE_TOTAL),
+        (cosine_warmup_from_zero, COSINE_ZERO),
+        (cosine_without_half, COSINE_HALF),
     ),
     *for_exercise(
         "ej11_entrenamiento",
         "train_copy_task",
-        (train_without_scheduler_step, "¿Llamas a scheduler.step() en cada paso?"),
-        (train_without_zero_grad, "¿Llamas a optimizer.zero_grad() antes de backward?"),
-        (
-            train_with_smoothing,
-            "¿Usas suavizado? En la copia la pérdida va sin suavizado (smoothing = 0).",
-        ),
-        (
-            train_without_shift,
-            "¿Desplazas el destino? Se predice tgt[:, 1:] a partir de tgt[:, :-1].",
-        ),
-        (train_steps_from_zero, "Llama a on_step(step, pérdida) con step = 1, 2, ..., steps."),
-        (train_returns_tensors, "Devuelve una lista con una pérdida (float) por paso"),
+        (train_without_scheduler_step, SCHEDULER),
+        (train_without_zero_grad, ZERO_GRAD),
+        (train_with_smoothing, SMOOTHING),
+        (train_without_shift, SHIFT),
+        (train_steps_from_zero, STEPS_FROM_ONE),
+        (train_returns_tensors, FLOAT_LOSSES),
         (train_leaves_eval, "train_copy_task debe dejar el modelo en modo entrenamiento"),
     ),
     *for_exercise(
@@ -708,11 +708,7 @@ MISTAKES = [
     *for_exercise(
         "ej4_mascara_destino",
         "make_tgt_mask",
-        (
-            tgt_mask_or,
-            "¿Combinas relleno y causal con `|`? Una clave se puede atender solo si cumple"
-            " las dos condiciones: `&`.",
-        ),
+        (tgt_mask_or, MASKS_OR),
         (tgt_mask_triu, CAUSAL_TRANSPOSED),
         (tgt_mask_inverted, INVERTED_MASK),
     ),
@@ -721,4 +717,201 @@ MISTAKES = [
         "label_smoothed_cross_entropy",
         (loss_without_ignore_index, COUNTS_PADDING),
     ),
+    # Otras formas de las mismas ideas (course.mistakes.model_forms), con el mismo mensaje.
+    *for_exercise(
+        "ej1_transformer",
+        "Transformer",
+        (forms.PositionalMissingInEncode, NO_POSITIONAL),
+        (forms.PositionalMissingInDecode, NO_POSITIONAL),
+        (forms.ScaledTwiceInEncode, SCALED_TWICE),
+        (forms.ScaledAfterPositional, SCALED_TWICE),
+        (forms.EncoderCalledWithoutMask, ENCODE_NO_MASK),
+        (forms.ForwardEncodesWithoutMask, ENCODE_NO_MASK),
+        (forms.DecoderCalledWithoutMemoryMask, MEMORY_NO_MASK),
+        (forms.ForwardDecodesWithoutMemoryMask, MEMORY_NO_MASK),
+        (forms.DecoderWithoutTgtMaskKeyword, NO_TGT_MASK),
+        (forms.ForwardDecodesWithoutTgtMask, NO_TGT_MASK),
+        (forms.DecoderMasksSwapped, MASKS_SWAPPED),
+        (forms.DecoderMasksSwappedKeywords, MASKS_SWAPPED),
+        (forms.ForwardMasksSwapped, MASKS_SWAPPED),
+        (forms.DecodeReturnsFirstOfPair, DECODE_PAIR),
+        (forms.SoftmaxFunctional, SOFTMAX),
+        (forms.SoftmaxOverVocabularyAxis, SOFTMAX),
+        (forms.LogSoftmaxFunctional, LOG_SOFTMAX),
+        (forms.LogOfSoftmaxInForward, LOG_SOFTMAX),
+        (forms.TieIgnored, UNTIED),
+        (forms.TiedByData, UNTIED),
+        (forms.TiedByCopy, UNTIED),
+        (forms.XavierOnlyLinear, XAVIER),
+        (forms.XavierNormal, XAVIER),
+        (forms.EncoderLayersForBoth, LAYER_COUNTS),
+        (forms.DecoderLayersForBoth, LAYER_COUNTS),
+    ),
+    *for_exercise(
+        "ej2_parametros",
+        "num_parameters",
+        (forms.count_final_norms_never, FINAL_NORMS),
+        (forms.count_final_norm_single, FINAL_NORMS),
+        (forms.count_final_norm_of_encoder_only, FINAL_NORMS),
+        (forms.count_generator_always, TIE),
+        (forms.count_attention_weights_only, ATTENTION_BIASES),
+        (forms.count_decoder_like_encoder, DECODER_NORMS),
+    ),
+    *for_exercise(
+        "ej3_mascara_origen",
+        "make_src_mask",
+        (forms.src_mask_inverted_where, INVERTED_MASK),
+        (forms.src_mask_flat_ne, NO_QUERY_AXIS),
+        (forms.src_mask_axis_two, WRONG_AXIS),
+        (forms.src_mask_positive, PAD_ZERO),
+    ),
+    *for_exercise(
+        "ej4_mascara_destino",
+        "make_tgt_mask",
+        (forms.tgt_mask_padding_repeated, NO_CAUSAL),
+        (forms.tgt_mask_padding_and_ones, NO_CAUSAL),
+        (forms.tgt_mask_causal_repeated, NO_PADDING),
+        (forms.tgt_mask_tril_only, NO_PADDING),
+        (forms.tgt_mask_causal_transposed, CAUSAL_TRANSPOSED),
+        (forms.tgt_mask_padding_last_axis, PADDING_ROWS),
+        (forms.tgt_mask_padding_rows_indexed, PADDING_ROWS),
+        (forms.tgt_mask_positive, PAD_ZERO),
+        (forms.tgt_mask_logical_or, MASKS_OR),
+        (forms.tgt_mask_inverted_parts, INVERTED_MASK),
+    ),
+    *for_exercise(
+        "ej5_voraz",
+        "greedy_decode",
+        (forms.greedy_all_true_mask, GREEDY_NO_MASK),
+        (forms.greedy_while_without_mask, GREEDY_NO_MASK),
+        (forms.greedy_while_without_fill, GREEDY_NO_FILL),
+        (forms.greedy_while_up_to_max_len, GREEDY_MAX_LEN),
+        (forms.greedy_select_first, GREEDY_LAST),
+        (forms.greedy_steps_without_break, GREEDY_STOP),
+        (forms.greedy_finished_from_last_column, GREEDY_FINISHED),
+    ),
+    *for_exercise(
+        "ej6_lote_copia",
+        "copy_task_batch",
+        (forms.batch_whole_vocabulary, SPECIAL_SYMBOLS),
+        (forms.batch_inclusive_upper_bound, UPPER_BOUND),
+        (forms.batch_framed_eos_first, BOS_EOS),
+        (forms.batch_float_full, FLOAT_TARGET),
+        (forms.batch_fresh_generator, NO_GENERATOR),
+    ),
+    *for_exercise(
+        "ej7_perdida",
+        "label_smoothed_cross_entropy",
+        (forms.loss_sum_of_kept, SUMMED),
+        (forms.loss_zeroed_then_mean, MEAN_OVER_ALL),
+        (forms.loss_plain_mean, COUNTS_PADDING),
+        (forms.loss_functional_without_ignore, COUNTS_PADDING),
+        (forms.loss_spread_over_others, SPREAD_OTHERS),
+        (forms.loss_uniform_summed, SPREAD_SUMMED),
+        (forms.loss_log_of_functional_softmax, LOG_OF_SOFTMAX),
+        (forms.loss_manual_softmax, LOG_OF_SOFTMAX),
+    ),
+    *for_exercise(
+        "ej8_optimizador",
+        "make_optimizer",
+        (forms.optimizer_weight_decay_hardcoded, WEIGHT_DECAY),
+        (forms.optimizer_adam_without_decay, ADAMW),
+        (forms.optimizer_betas_of_adam, BETAS),
+        (forms.optimizer_eps_1e8, EPS),
+        (forms.optimizer_lr_hardcoded, LR),
+    ),
+    *for_exercise(
+        "ej9_noam",
+        "noam_factor",
+        (forms.noam_without_d_factor, NOAM_SCALE),
+        (forms.noam_max_of_branches, NOAM_MAX),
+        (forms.noam_warmup_square_root, NOAM_WARMUP),
+        (forms.noam_sqrt_d_times, NOAM_TIMES),
+    ),
+    *for_exercise(
+        "ej10_coseno",
+        "cosine_warmup_factor",
+        (forms.cosine_progress_unclamped, COSINE_CLAMP),
+        (forms.cosine_progress_without_max, COSINE_CLAMP),
+        (forms.cosine_progress_over_total, COSINE_TOTAL),
+        (forms.cosine_warmup_zero_based, COSINE_ZERO),
+        (forms.cosine_warmup_shifted, COSINE_ZERO),
+        (forms.cosine_without_halves, COSINE_HALF),
+    ),
+    *for_exercise(
+        "ej11_entrenamiento",
+        "train_copy_task",
+        (forms.train_scheduler_after_loop, SCHEDULER),
+        (forms.train_zero_grad_before_loop, ZERO_GRAD),
+        (forms.train_smoothing_positional, SMOOTHING),
+        (forms.train_target_is_input, SHIFT),
+        (forms.train_full_target, SHIFT),
+        (forms.train_enumerates_from_zero, STEPS_FROM_ONE),
+        (forms.train_keeps_loss_tensors, FLOAT_LOSSES),
+    ),
 ]
+
+
+def of_exercise(exercise: str) -> list[Mistake]:
+    """Los errores de ``exercise`` que no están apartados (``mistakes.excluding``).
+
+    Para las pruebas ocultas que ejecutan ellas mismas cada mutante (uno nuevo por
+    modelo, generador u optimizador) en lugar de pedir ``mistakes.hints``.
+    """
+    return [m for m in MISTAKES if m.exercise == exercise and m.id not in mistakes._excluded]
+
+
+def hints_for(
+    exercise: str, actual: object, run: Callable, extra: Iterable[tuple[str, torch.Tensor]] = ()
+) -> dict[str, torch.Tensor]:
+    """``{mensaje: salida}`` de los errores de ``exercise``, con ``run(mutante)`` como salida.
+
+    Para ``checks.close(..., hints=...)`` en las pruebas ocultas cuyos mutantes necesitan
+    algo nuevo en cada llamada (un modelo con los pesos de la referencia, un generador,
+    un optimizador): ``run`` lo construye. Varias formas de una idea comparten mensaje;
+    de cada mensaje se queda la salida más parecida a ``actual``, así que la forma que
+    escribió el estudiante, si está, es la que se compara. Sin mutantes apartados
+    (:func:`of_exercise`) y sin cambiar el estado aleatorio de la prueba. ``extra`` añade
+    parejas ``(mensaje, salida)`` que la prueba calcula por su cuenta (la idea escrita con
+    las piezas de la referencia), que compiten con los mutantes del mismo mensaje.
+    """
+    candidates = list(extra)
+    for mistake in of_exercise(exercise):
+        try:
+            with torch.random.fork_rng(devices=[]):
+                candidates.append((mistake.message, run(mistake.mutant)))
+        except Exception:  # noqa: BLE001 (un mutante puede romperse con estas entradas)
+            continue
+    found: dict[str, torch.Tensor] = {}
+    for message, output in candidates:
+        if not isinstance(output, torch.Tensor):
+            continue
+        best = found.get(message)
+        if best is None or _distance(output, actual) < _distance(best, actual):
+            found[message] = output.detach()
+    return found
+
+
+def _distance(output: torch.Tensor, actual: object) -> float:
+    """Mayor diferencia absoluta; infinita si ``actual`` no es un tensor de la misma forma."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != output.shape:
+        return math.inf
+    difference = (output.detach().double() - actual.detach().double()).abs()
+    return float(difference.nan_to_num(nan=math.inf).max()) if difference.numel() else 0.0
+
+
+def messages_where(exercise: str, matches: Callable[[Callable], bool]) -> str:
+    """Los mensajes, sin repetir, de los errores de ``exercise`` cuyo mutante cumple ``matches``.
+
+    Para las pruebas ocultas de funciones que devuelven números de Python (la fórmula de
+    los parámetros, las tasas): un mutante que se rompe con esas entradas no cuenta.
+    """
+    found: list[str] = []
+    for mistake in of_exercise(exercise):
+        try:
+            hit = matches(mistake.mutant)
+        except Exception:  # noqa: BLE001 (un mutante puede romperse con estas entradas)
+            continue
+        if hit and mistake.message not in found:
+            found.append(mistake.message)
+    return " ".join(found)
