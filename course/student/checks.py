@@ -278,8 +278,9 @@ FUTURE = (
     " causal (o no llega a la autoatención del decodificador)?"
 )
 SOME_POSITIONS = (
-    "Tu resultado coincide salvo en unas pocas posiciones: ¿se pierde o sobra una máscara"
-    " (de relleno, causal), o tratas distinto las posiciones de relleno?"
+    "Tu resultado coincide salvo en unas pocas filas (último eje): ¿qué tienen de especial?"
+    " Cambian solo esas si se pierde o sobra una máscara (de relleno, causal) o si algo (un"
+    " recorte, el relleno) toca solo algunas posiciones."
 )
 SHIFTED = (
     "Tu resultado es el esperado desplazado una posición a lo largo de un eje: ¿desplazas de"
@@ -297,8 +298,8 @@ NEGATED = (
     "Tu resultado es el esperado con el signo cambiado: ¿restas al revés o sobra un signo menos?"
 )
 OFFSET = (
-    "Tu resultado es el esperado más una constante: ¿sobra o falta sumar o restar algo (un"
-    " sesgo, un uno, el máximo)?"
+    "Tu resultado es el esperado más una constante: ¿sobra o falta sumar o restar algo (la"
+    " media, un sesgo, un uno, el máximo)?"
 )
 ROW_OFFSET = (
     "Cada fila (último eje) de tu resultado es la esperada más una constante propia: ¿falta"
