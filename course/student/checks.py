@@ -314,6 +314,10 @@ COLUMNS = (
     " ¿intercalas seno y coseno de otra forma (mitades frente a pares e impares) o juntas"
     " las cabezas en otro orden?"
 )
+PERCENT = (
+    "Tu valor es el esperado multiplicado o dividido entre cien: ¿tanto por uno frente a tanto"
+    " por ciento? El BLEU de sacreBLEU va de cero a cien."
+)
 REARRANGED = (
     "Tu resultado tiene los mismos valores que el esperado, en otras posiciones: ¿reordenas"
     " los ejes con view o reshape donde hace falta transpose o permute?"
@@ -322,7 +326,7 @@ RELATIONS = (
     INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
     UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE,
     PRECISION, DROPOUT, SOME_POSITIONS, FUTURE, SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET,
-    ROW_OFFSET, SQUARED, COLUMNS, REARRANGED,
+    ROW_OFFSET, SQUARED, COLUMNS, REARRANGED, PERCENT,
 )  # fmt: skip
 
 
@@ -364,7 +368,7 @@ def _related_masks(got: np.ndarray, want: np.ndarray) -> str | None:
         as_mask = got != 0
         zeros_ones = ((got == 0) | (got == 1)).all()
         return MASK_NUMBERS if zeros_ones and (as_mask == want).all() else None
-    if (got == ~want).all():
+    if want.size >= 2 and (got == ~want).all():  # un solo valor mal siempre es su negación
         return INVERTED
     if want.ndim < 2 or want.shape[-1] != want.shape[-2] or want.shape[-1] < 2:
         return None
@@ -404,6 +408,8 @@ def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> st
         power = _log(got.item()) / _log(want.item())
         if any(_near(power, _log(base)) for base in (2.0, 10.0)):
             return OTHER_BASE
+    if _percent(got, want):
+        return PERCENT
     if wide and _rounded(got, want):
         return PRECISION
     if _dropout(got, want) or _dropout(want, got):
@@ -452,6 +458,13 @@ def _factor(got: np.ndarray, want: np.ndarray) -> str | None:
         if ratio > 1.0 and _near(ratio**2, round(ratio**2)) and not _near(ratio, round(ratio)):
             return SQRT_FACTOR
     return COUNT_FACTOR
+
+
+def _percent(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got`` es ``want`` por cien o entre cien (también con un solo número)."""
+    if not (want != 0.0).any():
+        return False
+    return any(_near(got, want * ratio) for ratio in (100.0, 0.01))
 
 
 def _rounded(got: np.ndarray, want: np.ndarray) -> bool:
