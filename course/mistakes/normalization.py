@@ -23,6 +23,9 @@ PLAIN_TENSORS = "¿Creas weight y bias con nn.Parameter?"
 EPS_IGNORED = (
     "¿Usas self.eps? Con eps=0.01 el resultado cambia: no lo omitas ni escribas otro valor."
 )
+KEEPDIM = (
+    "¿Falta keepdim=True al reducir el último eje? Sin él, (B, T) no se difunde sobre (B, T, D)."
+)
 NOT_CENTRED = "¿Restas la media antes de dividir? LayerNorm normaliza x - media."
 BIASED = "Aquí la desviación típica es la insesgada (divide entre D - 1)."
 EPS_INSIDE = "En esta variante eps se suma a la desviación típica, fuera de la raíz."
@@ -654,6 +657,90 @@ class ResidualSwappedConditionalNorm(ref.ResidualConnection):
         return self.norm(out) if self.norm_first else out
 
 
+class LayerNormMeanWithoutKeepdim(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1)
+        var = x.var(dim=-1, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class LayerNormVarWithoutKeepdim(ref.LayerNorm):
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=-1, correction=0)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class LayerNormWithoutBias(ref.LayerNorm):
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps)
+
+
+class LayerNormWithoutWeight(ref.LayerNorm):
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class LayerNormOverFirstAxis(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=0, keepdim=True)
+        var = x.var(dim=0, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class LayerNormOverTokens(ref.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-2, keepdim=True)
+        var = x.var(dim=-2, unbiased=False, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+class AnnotatedStdWithoutKeepdim(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        return self.weight * (x - mean) / (x.std(dim=-1) + self.eps) + self.bias
+
+
+class AnnotatedMeanWithoutKeepdim(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        std = torch.std(x, dim=-1, keepdim=True)
+        return self.weight * (x - torch.mean(x, dim=-1)) / (std + self.eps) + self.bias
+
+
+class AnnotatedWithoutBias(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        std = x.std(dim=-1, keepdim=True)
+        return self.weight * (x - x.mean(dim=-1, keepdim=True)) / (std + self.eps)
+
+
+class AnnotatedOverTokens(ref.AnnotatedLayerNorm):
+    def forward(self, x):
+        mean, std = x.mean(dim=-2, keepdim=True), x.std(dim=-2, keepdim=True)
+        return self.weight * (x - mean) / (std + self.eps) + self.bias
+
+
+class RMSNormMeanSquareWithoutKeepdim(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(dim=-1) + self.eps)
+
+
+class RMSNormNormWithoutKeepdim(ref.RMSNorm):
+    def forward(self, x):
+        rms = x.norm(dim=-1) / x.size(-1) ** 0.5
+        return self.weight * x / (rms**2 + self.eps).sqrt()
+
+
+class RMSNormOverFirstAxis(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(dim=0, keepdim=True) + self.eps)
+
+
+class RMSNormOverTokens(ref.RMSNorm):
+    def forward(self, x):
+        return self.weight * x / torch.sqrt(torch.mean(x**2, dim=-2, keepdim=True) + self.eps)
+
+
 def _dropped(self, x, keep, scale):
     """``x * keep * scale`` en entrenamiento con p > 0; ``x`` tal cual si no."""
     if not self.training or self.p == 0.0:
@@ -874,6 +961,12 @@ MISTAKES = [
         (LayerNormWithoutAffinePower, NO_AFFINE),
         (LayerNormNotCentredByHand, NOT_CENTRED),
         (LayerNormNotCentredPower, NOT_CENTRED),
+        (LayerNormMeanWithoutKeepdim, KEEPDIM),
+        (LayerNormVarWithoutKeepdim, KEEPDIM),
+        (LayerNormWithoutBias, NO_AFFINE),
+        (LayerNormWithoutWeight, NO_AFFINE),
+        (LayerNormOverFirstAxis, OVER_EVERYTHING),
+        (LayerNormOverTokens, OVER_EVERYTHING),
     ),
     *for_exercise(
         "ej2_annotated",
@@ -899,6 +992,10 @@ MISTAKES = [
         (AnnotatedBiasedByHand, BIASED),
         (AnnotatedNotCentredTorchStd, NOT_CENTRED),
         (AnnotatedNotCentredByHand, NOT_CENTRED),
+        (AnnotatedStdWithoutKeepdim, KEEPDIM),
+        (AnnotatedMeanWithoutKeepdim, KEEPDIM),
+        (AnnotatedWithoutBias, NO_AFFINE),
+        (AnnotatedOverTokens, OVER_EVERYTHING_STD),
     ),
     *for_exercise(
         "ej3_rmsnorm",
@@ -924,6 +1021,10 @@ MISTAKES = [
         (RMSNormWithoutEps, EPS_IGNORED),
         (RMSNormFixedEps, EPS_IGNORED),
         (RMSNormOverRmsWithoutEps, EPS_IGNORED),
+        (RMSNormMeanSquareWithoutKeepdim, KEEPDIM),
+        (RMSNormNormWithoutKeepdim, KEEPDIM),
+        (RMSNormOverFirstAxis, RMS_OVER_EVERYTHING),
+        (RMSNormOverTokens, RMS_OVER_EVERYTHING),
     ),
     *for_exercise(
         "ej4_dropout",
