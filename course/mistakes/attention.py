@@ -51,6 +51,13 @@ FILL_ZERO = (
     "¿Rellenas con 0 en lugar de -inf? exp(0) = 1: la posición tapada sigue recibiendo peso."
 )
 QK_SWAPPED = "¿Cambias query y key? Las puntuaciones son Q Kᵀ: la fila es la consulta."
+BLOCKED_ROW = (
+    "¿Vuelves a poner a 0 los pesos donde la máscara es False? Una fila sin posiciones"
+    " permitidas debe dar pesos y salida 0."
+)
+AXIS_IN_FRONT = (
+    "¿El eje de tamaño 1 está delante del lote? Va entre el lote y las claves: (B, 1, T)."
+)
 MASK_NONE = "¿Compruebas `if mask is not None`? Sin máscara, `mask` vale None."
 
 
@@ -593,6 +600,58 @@ def attention_softmax_over_batch_functional(query, key, value, mask=None):
     return _inline(query, key, value, mask, ref.attention_scores(query, key), dim=-3)
 
 
+def padding_mask_axis_in_front(tokens, pad_idx):
+    return (tokens != pad_idx).unsqueeze(0)
+
+
+def padding_mask_axis_in_front_none(tokens, pad_idx):
+    return (tokens != pad_idx)[None]
+
+
+def padding_mask_axis_in_front_ne(tokens, pad_idx):
+    return tokens.ne(pad_idx)[None, :, :]
+
+
+def _large_negative(query, key, value, mask, fill):
+    """La atención con un número grande y negativo en lugar de -inf y sin volver a poner 0."""
+    scores = ref.attention_scores(query, key)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, fill)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ value, weights
+
+
+def attention_minus_1e9_without_zeros(query, key, value, mask=None):
+    return _large_negative(query, key, value, mask, -1e9)
+
+
+def attention_minus_1e4_without_zeros(query, key, value, mask=None):
+    return _large_negative(query, key, value, mask, -1e4)
+
+
+def attention_finfo_min_without_zeros(query, key, value, mask=None):
+    return _large_negative(query, key, value, mask, torch.finfo(query.dtype).min)
+
+
+def attention_mask_truth_value(query, key, value, mask=None):
+    scores = ref.attention_scores(query, key)
+    if mask:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = ref.softmax(scores)
+    if mask:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ value, weights
+
+
+def attention_mask_bool_call(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    masked = bool(mask) if mask is not None else False
+    if masked:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights.masked_fill(~mask, 0.0) @ value if masked else weights @ value, weights
+
+
 MISTAKES = [
     *for_exercise(
         "ej1_puntuaciones",
@@ -655,6 +714,9 @@ MISTAKES = [
         (padding_mask_of_floats, NOT_BOOL),
         (padding_mask_of_floats_where, NOT_BOOL),
         (padding_mask_of_floats_times_one, NOT_BOOL),
+        (padding_mask_axis_in_front, AXIS_IN_FRONT),
+        (padding_mask_axis_in_front_none, AXIS_IN_FRONT),
+        (padding_mask_axis_in_front_ne, AXIS_IN_FRONT),
     ),
     *for_exercise(
         "ej4_causal",
@@ -715,5 +777,10 @@ MISTAKES = [
         (attention_inline_over_sqrt_len, WRONG_D_K),
         (attention_softmax_over_dim_1, WRONG_AXIS),
         (attention_softmax_over_batch_functional, WRONG_AXIS),
+        (attention_minus_1e9_without_zeros, BLOCKED_ROW),
+        (attention_minus_1e4_without_zeros, BLOCKED_ROW),
+        (attention_finfo_min_without_zeros, BLOCKED_ROW),
+        (attention_mask_truth_value, MASK_NONE),
+        (attention_mask_bool_call, MASK_NONE),
     ),
 ]
