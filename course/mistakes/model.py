@@ -588,6 +588,13 @@ SHIFT = "¿Desplazas el destino? Se predice tgt[:, 1:] a partir de tgt[:, :-1]."
 STEPS_FROM_ONE = "Llama a on_step(step, pérdida) con step = 1, 2, ..., steps."
 FLOAT_LOSSES = "Devuelve una lista con una pérdida (float) por paso"
 INVERTED_MASK = "La máscara está invertida: True = se puede atender."
+TABLES = "¿Usas src_embed para el origen y tgt_embed para el destino?"
+POSITIONAL_BUFFER = "¿Cuentas la codificación posicional? Es un buffer, no un parámetro: suma 0."
+EMBEDDINGS_ONCE = "¿Cuentas los dos embeddings, el de origen (V_s·D) y el de destino (V_t·D)?"
+GATHER_IGNORED = (
+    "¿Cambias los objetivos ignorados por un índice válido (masked_fill) antes de gather?"
+    " -100 no es una clase."
+)
 PAD_ZERO = "¿Usas pad_idx o das por hecho que el relleno es 0?"
 CAUSAL_TRANSPOSED = "La parte causal está traspuesta: la fila i ve las columnas j ≤ i."
 COUNTS_PADDING = "¿Cuentas las posiciones de relleno? Usa ignore_index."
@@ -735,6 +742,9 @@ MISTAKES = [
         (forms.DecoderMasksSwappedKeywords, MASKS_SWAPPED),
         (forms.ForwardMasksSwapped, MASKS_SWAPPED),
         (forms.DecodeReturnsFirstOfPair, DECODE_PAIR),
+        (forms.EncodeWithTargetTable, TABLES),
+        (forms.DecodeWithSourceTable, TABLES),
+        (forms.EmbeddingTablesSwapped, TABLES),
         (forms.SoftmaxFunctional, SOFTMAX),
         (forms.SoftmaxOverVocabularyAxis, SOFTMAX),
         (forms.LogSoftmaxFunctional, LOG_SOFTMAX),
@@ -756,6 +766,11 @@ MISTAKES = [
         (forms.count_generator_always, TIE),
         (forms.count_attention_weights_only, ATTENTION_BIASES),
         (forms.count_decoder_like_encoder, DECODER_NORMS),
+        (forms.count_positional_table, POSITIONAL_BUFFER),
+        (forms.count_positional_per_stack, POSITIONAL_BUFFER),
+        (forms.count_target_embedding_only, EMBEDDINGS_ONCE),
+        (forms.count_source_embedding_only, EMBEDDINGS_ONCE),
+        (forms.count_larger_vocabulary_once, EMBEDDINGS_ONCE),
     ),
     *for_exercise(
         "ej3_mascara_origen",
@@ -810,6 +825,9 @@ MISTAKES = [
         (forms.loss_uniform_summed, SPREAD_SUMMED),
         (forms.loss_log_of_functional_softmax, LOG_OF_SOFTMAX),
         (forms.loss_manual_softmax, LOG_OF_SOFTMAX),
+        (forms.loss_gather_raw_target, GATHER_IGNORED),
+        (forms.loss_indexing_raw_target, GATHER_IGNORED),
+        (forms.loss_one_hot_raw_target, GATHER_IGNORED),
     ),
     *for_exercise(
         "ej8_optimizador",
@@ -915,3 +933,23 @@ def messages_where(exercise: str, matches: Callable[[Callable], bool]) -> str:
         if hit and mistake.message not in found:
             found.append(mistake.message)
     return " ".join(found)
+
+
+def miscounted_pieces(config) -> list[tuple[str, int]]:
+    """``(mensaje, cuenta del error - cuenta correcta)`` de cada pieza de la tabla del
+    ejercicio 2 que se cuenta de más o de menos, sea cual sea la forma de escribirlo."""
+    c, D = config, config.d_model
+    attention_layers = c.num_encoder_layers + 2 * c.num_decoder_layers
+    return [
+        (POSITIONAL_BUFFER, c.max_len * D),
+        (POSITIONAL_BUFFER, 2 * c.max_len * D),
+        (EMBEDDINGS_ONCE, -c.src_vocab_size * D),
+        (EMBEDDINGS_ONCE, -c.tgt_vocab_size * D),
+        (EMBEDDINGS_ONCE, -min(c.src_vocab_size, c.tgt_vocab_size) * D),
+        (FINAL_NORMS, -4 * D * c.norm_first),
+        (FINAL_NORMS, -2 * D * c.norm_first),
+        (FINAL_NORMS, 4 * D * (not c.norm_first)),
+        (TIE, c.tgt_vocab_size * D * c.tie_weights),
+        (ATTENTION_BIASES, -4 * D * attention_layers),
+        (DECODER_NORMS, -2 * D * c.num_decoder_layers),
+    ]

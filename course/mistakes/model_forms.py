@@ -106,6 +106,24 @@ class ForwardMasksSwapped(ref.Transformer):
         return self.generator(out)
 
 
+class EncodeWithTargetTable(ref.Transformer):
+    def encode(self, src, src_mask):
+        return self.encoder(self.positional(self.tgt_embed(src)), src_mask)
+
+
+class DecodeWithSourceTable(ref.Transformer):
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.positional(self.src_embed(tgt)), memory, tgt_mask, src_mask)
+
+
+class EmbeddingTablesSwapped(ref.Transformer):
+    def encode(self, src, src_mask):
+        return self.encoder(self.positional(self.tgt_embed(src)), src_mask)
+
+    def decode(self, memory, src_mask, tgt, tgt_mask):
+        return self.decoder(self.positional(self.src_embed(tgt)), memory, tgt_mask, src_mask)
+
+
 class DecodeReturnsFirstOfPair(ref.Transformer):
     def decode(self, memory, src_mask, tgt, tgt_mask):
         return self.decoder(self.positional(self.tgt_embed(tgt)), memory, tgt_mask, src_mask)[0]
@@ -261,6 +279,37 @@ def count_decoder_like_encoder(config):
     head = c.tgt_vocab_size if c.tie_weights else c.tgt_vocab_size * (D + 1)
     layers = _layers(c, 4 * (D * D + D), norms_per_decoder_layer=2)
     return layers + final + (c.src_vocab_size + c.tgt_vocab_size) * D + head
+
+
+def _reference_count(config):
+    c = config
+    D = c.d_model
+    final = 4 * D if c.norm_first else 0
+    head = c.tgt_vocab_size if c.tie_weights else c.tgt_vocab_size * (D + 1)
+    return _layers(c, 4 * (D * D + D)) + final + head
+
+
+def count_positional_table(config):
+    embeddings = (config.src_vocab_size + config.tgt_vocab_size) * config.d_model
+    return _reference_count(config) + embeddings + config.max_len * config.d_model
+
+
+def count_positional_per_stack(config):
+    embeddings = (config.src_vocab_size + config.tgt_vocab_size) * config.d_model
+    return _reference_count(config) + embeddings + 2 * config.max_len * config.d_model
+
+
+def count_target_embedding_only(config):
+    return _reference_count(config) + config.tgt_vocab_size * config.d_model
+
+
+def count_source_embedding_only(config):
+    return _reference_count(config) + config.src_vocab_size * config.d_model
+
+
+def count_larger_vocabulary_once(config):
+    shared = max(config.src_vocab_size, config.tgt_vocab_size) * config.d_model
+    return _reference_count(config) + shared
 
 
 # --- ejercicios 3 y 4: las máscaras ------------------------------------------------------
@@ -547,6 +596,36 @@ def loss_functional_without_ignore(logits, target, smoothing=0.0, ignore_index=-
     V = logits.size(-1)
     loss = nn.CrossEntropyLoss(label_smoothing=smoothing)
     return loss(logits.reshape(-1, V), target.reshape(-1))
+
+
+def _smoothed_from(log_probs, nll, target, smoothing, ignore_index):
+    keep = target != ignore_index
+    loss = (1 - smoothing) * nll - smoothing * log_probs.mean(dim=-1)
+    return (loss * keep).sum() / keep.sum()
+
+
+def loss_gather_raw_target(logits, target, smoothing=0.0, ignore_index=-100):
+    V = logits.size(-1)
+    log_probs = logits.reshape(-1, V).log_softmax(dim=-1)
+    target = target.reshape(-1)
+    nll = -log_probs.gather(1, target.unsqueeze(1)).squeeze(1)
+    return _smoothed_from(log_probs, nll, target, smoothing, ignore_index)
+
+
+def loss_indexing_raw_target(logits, target, smoothing=0.0, ignore_index=-100):
+    V = logits.size(-1)
+    log_probs = logits.reshape(-1, V).log_softmax(dim=-1)
+    target = target.reshape(-1)
+    nll = -log_probs[torch.arange(target.numel()), target]
+    return _smoothed_from(log_probs, nll, target, smoothing, ignore_index)
+
+
+def loss_one_hot_raw_target(logits, target, smoothing=0.0, ignore_index=-100):
+    V = logits.size(-1)
+    log_probs = logits.reshape(-1, V).log_softmax(dim=-1)
+    target = target.reshape(-1)
+    nll = -(F.one_hot(target, V) * log_probs).sum(dim=-1)
+    return _smoothed_from(log_probs, nll, target, smoothing, ignore_index)
 
 
 # --- ejercicio 8: el optimizador ---------------------------------------------------------
