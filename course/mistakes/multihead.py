@@ -392,6 +392,14 @@ def entropy_mean(weights):
     return -torch.special.xlogy(weights, weights).mean(dim=-1)
 
 
+def entropy_over_first_axis(weights):
+    return -torch.special.xlogy(weights, weights).sum(dim=0)
+
+
+def entropy_over_queries(weights):
+    return -torch.special.xlogy(weights, weights).sum(dim=-2)
+
+
 def entropy_log_nan(weights):
     return -(weights * torch.log(weights)).sum(dim=-1)
 
@@ -582,6 +590,27 @@ class MultiHeadAttentionReshapedLikeQuery(ref.MultiHeadAttention):
         return self.w_o(out.reshape(query.shape)), weights
 
 
+class MultiHeadAttentionWithoutMask(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, None, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class MultiHeadAttentionMaskForgottenWithKeyword(ref.MultiHeadAttention):
+    """Llama a la atención con ``dropout=`` por nombre y se olvida de la máscara."""
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = _project(self, query, key, value)
+        out, weights = scaled_dot_product_attention(q, k, v, dropout=self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class InlineIgnoresMask(_InlineForward):
+    def forward(self, query, key, value, mask=None):
+        return super().forward(query, key, value, None)
+
+
 class InlineAveragedWeights(_InlineForward):
     def forward(self, query, key, value, mask=None):
         out, weights = super().forward(query, key, value, mask)
@@ -659,6 +688,12 @@ EPSILON = (
 NO_MINUS = "¿Falta el signo menos? La entropía es -Σ p log p, siempre ≥ 0."
 LOG2 = "¿Usas log2? La entropía se pide en nats, con el logaritmo natural."
 MEAN = "¿Promedias en lugar de sumar sobre las claves?"
+NO_MASK = (
+    "¿Pasas la máscara a la atención? Sin ella las posiciones de relleno (o futuras) reciben peso."
+)
+OTHER_SUM_AXIS = (
+    "¿Sumas sobre otro eje? La entropía es una por fila: suma sobre el último eje (las claves)."
+)
 SUMMED_EVERYTHING = (
     "¿Sumas sin indicar el eje? La entropía es una por fila: suma sobre el último eje."
 )
@@ -704,6 +739,9 @@ MISTAKES = [
         (InlineMinusBillionWithoutHeadAxis, NO_HEAD_AXIS),
         (MultiHeadAttentionMaskIndexedNone, NO_HEAD_AXIS),
         (MultiHeadAttentionInvertedMask, INVERTED_MASK),
+        (MultiHeadAttentionWithoutMask, NO_MASK),
+        (MultiHeadAttentionMaskForgottenWithKeyword, NO_MASK),
+        (InlineIgnoresMask, NO_MASK),
         (MultiHeadAttentionLogicalNotMask, INVERTED_MASK),
         (InlineMaskedWhereAllowed, INVERTED_MASK),
         (MultiHeadAttentionWithoutBias, NO_BIAS),
@@ -760,6 +798,8 @@ MISTAKES = [
         (entropy_summed_over_everything, SUMMED_EVERYTHING),
         (entropy_entr_summed_over_everything, SUMMED_EVERYTHING),
         (entropy_nansum, SUMMED_EVERYTHING),
+        (entropy_over_first_axis, OTHER_SUM_AXIS),
+        (entropy_over_queries, OTHER_SUM_AXIS),
     ),
     *for_exercise(
         "ej3_multihead",

@@ -261,6 +261,29 @@ def sinusoidal_float32_throughout(max_len, d_model):
     return pe
 
 
+def sinusoidal_sines_then_cosines(max_len, d_model):
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    angle = position / 10000.0 ** (torch.arange(0, d_model, 2).double() / d_model)
+    return torch.cat([angle.sin(), angle.cos()], dim=-1).float()
+
+
+def sinusoidal_stacked_blocks(max_len, d_model):
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    angle = position / 10000.0 ** (torch.arange(0, d_model, 2).double() / d_model)
+    return torch.stack([angle.sin(), angle.cos()], dim=1).flatten(1).float()
+
+
+def sinusoidal_one_row_too_many(max_len, d_model):
+    return ref.sinusoidal_encoding(max_len + 1, d_model)
+
+
+def sinusoidal_linspace_positions(max_len, d_model):
+    position = torch.linspace(0, max_len, max_len + 1, dtype=torch.float64).unsqueeze(1)
+    dims = torch.arange(d_model)
+    angle = position / 10000.0 ** ((dims // 2 * 2).double() / d_model)
+    return torch.where(dims % 2 == 0, angle.sin(), angle.cos()).float()
+
+
 # --- ejercicio 3: la misma codificación con exp y log ----------------------------------
 
 
@@ -378,6 +401,24 @@ def exp_returns_double(max_len, d_model):
     pe[:, 0::2] = torch.sin(position * frequency)
     pe[:, 1::2] = torch.cos(position * frequency)
     return pe
+
+
+def exp_sines_then_cosines(max_len, d_model):
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2).double() / d_model)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, : d_model // 2] = torch.sin(position * frequency)
+    pe[:, d_model // 2 :] = torch.cos(position * frequency)
+    return pe.float()
+
+
+def exp_one_row_too_many(max_len, d_model):
+    position = torch.arange(max_len + 1, dtype=torch.float64).unsqueeze(1)
+    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2).double() / d_model)
+    pe = torch.zeros(max_len + 1, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * frequency)
+    pe[:, 1::2] = torch.cos(position * frequency)
+    return pe.float()
 
 
 # --- ejercicio 4: PositionalEncoding ---------------------------------------------------
@@ -701,6 +742,11 @@ PADDING = (
 )
 SWAPPED_SINE = "¿Están cambiados seno y coseno? Las columnas pares llevan el seno."
 FROM_ONE = "Las posiciones empiezan en 0, no en 1."
+BLOCKS = (
+    "¿Pones todos los senos y después todos los cosenos? Van intercalados: la columna 2i"
+    " lleva el seno y la 2i + 1 el coseno."
+)
+EXTRA_ROW = "¿Una fila de más? Hay max_len posiciones, de 0 a max_len − 1: arange(max_len)."
 BASE_1000 = "¿Usas 1000 como base? El ángulo es posición / 10000^(2i/D)."
 BASE_100000 = "¿Usas 100000 como base? El ángulo es posición / 10000^(2i/D)."
 BASE_E = "¿Usas e como base (exp sin log)? El ángulo es posición / 10000^(2i/D)."
@@ -777,6 +823,10 @@ MISTAKES = [
         (sinusoidal_sin_cos_swapped, SWAPPED_SINE),
         (sinusoidal_odd_columns_sine, SWAPPED_SINE),
         (sinusoidal_cos_sin_interleaved, SWAPPED_SINE),
+        (sinusoidal_sines_then_cosines, BLOCKS),
+        (sinusoidal_stacked_blocks, BLOCKS),
+        (sinusoidal_one_row_too_many, EXTRA_ROW),
+        (sinusoidal_linspace_positions, EXTRA_ROW),
         (sinusoidal_exponent_j, COLUMN_EXPONENT),
         (sinusoidal_exponent_column_pow, COLUMN_EXPONENT),
         (
@@ -810,6 +860,8 @@ MISTAKES = [
         (exp_torch_log10, LOG10),
         (exp_sin_cos_swapped, SWAPPED_SINE),
         (exp_columns_swapped, SWAPPED_SINE),
+        (exp_sines_then_cosines, BLOCKS),
+        (exp_one_row_too_many, EXTRA_ROW),
         (exp_positions_from_one, FROM_ONE),
         (exp_positions_plus_one, FROM_ONE),
         (exp_base_1000, BASE_1000),
