@@ -506,7 +506,7 @@ class InlineTimesInverseDK(_InlineAttention):
 class _InlineForward(ref.MultiHeadAttention):
     """La atención entera escrita en ``forward``, con una variación por mutante."""
 
-    head_axis = True
+    head_axis = -3  # dónde va el eje de las cabezas en la máscara; None: sin él
     invert = False
     project_output = True
     keep_dropout = True
@@ -517,7 +517,7 @@ class _InlineForward(ref.MultiHeadAttention):
         q, k, v = _project(self, query, key, value)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
         if mask is not None:
-            mask = mask.unsqueeze(-3) if self.head_axis else mask
+            mask = mask if self.head_axis is None else mask.unsqueeze(self.head_axis)
             blocked = mask if self.invert else ~mask
             scores = scores.masked_fill(blocked, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
@@ -530,7 +530,7 @@ class _InlineForward(ref.MultiHeadAttention):
 
 
 class InlineWithoutHeadAxis(_InlineForward):
-    head_axis = False
+    head_axis = None
 
 
 class InlineMaskedWhereAllowed(_InlineForward):
@@ -611,6 +611,27 @@ class InlineIgnoresMask(_InlineForward):
         return super().forward(query, key, value, None)
 
 
+class MultiHeadAttentionMaskAxisOne(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = _project(self, query, key, value)
+        if mask is not None:
+            mask = mask.unsqueeze(1)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class MultiHeadAttentionMaskIndexedAxisOne(ref.MultiHeadAttention):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = _project(self, query, key, value)
+        mask = None if mask is None else mask[:, None]
+        out, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        return self.w_o(ref.merge_heads(out)), weights
+
+
+class InlineMaskAxisOne(_InlineForward):
+    head_axis = 1
+
+
 class InlineAveragedWeights(_InlineForward):
     def forward(self, query, key, value, mask=None):
         out, weights = super().forward(query, key, value, mask)
@@ -688,6 +709,10 @@ EPSILON = (
 NO_MINUS = "¿Falta el signo menos? La entropía es -Σ p log p, siempre ≥ 0."
 LOG2 = "¿Usas log2? La entropía se pide en nats, con el logaritmo natural."
 MEAN = "¿Promedias en lugar de sumar sobre las claves?"
+MASK_AXIS_ONE = (
+    "¿Añades el eje de las cabezas con unsqueeze(1)? Una máscara (T_q, T_k), sin eje de"
+    " lote, queda (T_q, 1, T_k): cuenta desde el final, unsqueeze(-3)."
+)
 NO_MASK = (
     "¿Pasas la máscara a la atención? Sin ella las posiciones de relleno (o futuras) reciben peso."
 )
@@ -740,6 +765,9 @@ MISTAKES = [
         (MultiHeadAttentionMaskIndexedNone, NO_HEAD_AXIS),
         (MultiHeadAttentionInvertedMask, INVERTED_MASK),
         (MultiHeadAttentionWithoutMask, NO_MASK),
+        (MultiHeadAttentionMaskAxisOne, MASK_AXIS_ONE),
+        (MultiHeadAttentionMaskIndexedAxisOne, MASK_AXIS_ONE),
+        (InlineMaskAxisOne, MASK_AXIS_ONE),
         (MultiHeadAttentionMaskForgottenWithKeyword, NO_MASK),
         (InlineIgnoresMask, NO_MASK),
         (MultiHeadAttentionLogicalNotMask, INVERTED_MASK),
