@@ -726,6 +726,25 @@ class LearnedArangeFirstAxis(ref.LearnedPositionalEmbedding):
         return x + self.embedding(positions)
 
 
+class LearnedDetached(ref.LearnedPositionalEmbedding):
+    def forward(self, x):
+        positions = torch.arange(x.size(1), device=x.device)
+        return x + self.embedding(positions).detach()
+
+
+class LearnedUnderNoGrad(ref.LearnedPositionalEmbedding):
+    def forward(self, x):
+        with torch.no_grad():
+            table = self.embedding(torch.arange(x.size(1), device=x.device))
+        return x + table
+
+
+class LearnedFrozenTable(ref.LearnedPositionalEmbedding):
+    def __init__(self, d_model, max_len=ref.MAX_LEN):
+        super().__init__(d_model, max_len)
+        self.embedding.weight.requires_grad_(False)
+
+
 # Un mensaje por idea: todas las formas de una idea lo comparten.
 UNSCALED = "¿Falta multiplicar por √D?"
 TIMES_D = "Se multiplica por √D, no por D."
@@ -914,6 +933,9 @@ MISTAKES = [
         (LearnedScaledByRoot, LEARNED_SCALED),
         (LearnedSwapped, SWAPPED_TABLE),
         (LearnedSwappedByKeyword, SWAPPED_TABLE),
+        (LearnedDetached, DETACHED),
+        (LearnedUnderNoGrad, DETACHED),
+        (LearnedFrozenTable, DETACHED),
         (LearnedArangeWidth, LENGTH_AXIS),
         (LearnedArangeLastAxis, LENGTH_AXIS),
         (LearnedArangeBatch, LENGTH_AXIS),
