@@ -651,6 +651,29 @@ class PositionalEncodingTrainableParameter(nn.Module):
     forward = ref.PositionalEncoding.forward
 
 
+class PositionalEncodingScaledTable(ref.PositionalEncoding):
+    def forward(self, x):
+        B, T, D = x.shape
+        _check_length(self, x)
+        return self.dropout(x + self.pe[:T] * math.sqrt(D))
+
+
+class PositionalEncodingScaledFirst(ref.PositionalEncoding):
+    def forward(self, x):
+        _check_length(self, x)
+        return self.dropout(x + math.sqrt(x.size(-1)) * self.pe[: x.size(1)])
+
+
+class PositionalEncodingScaledBuffer(nn.Module):
+    def __init__(self, d_model, dropout=0.0, max_len=ref.MAX_LEN):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        pe = ref.sinusoidal_encoding(max_len, d_model) * math.sqrt(d_model)
+        self.register_buffer("pe", pe, persistent=False)
+
+    forward = ref.PositionalEncoding.forward
+
+
 # --- ejercicio 5: LearnedPositionalEmbedding -------------------------------------------
 
 
@@ -807,6 +830,10 @@ NO_DROPOUT = "¿Aplicas self.dropout?"
 PLAIN_ATTRIBUTE = "Registra la tabla con self.register_buffer('pe', ...)"
 PERSISTENT = "`pe` no debe entrar en el state_dict: regístralo con persistent=False."
 PARAMETER = "`pe` es un buffer, no un nn.Parameter"
+PE_SCALED = (
+    "La codificación sinusoidal se suma tal cual: no se multiplica por √D (eso es cosa de"
+    " TokenEmbedding)."
+)
 WITHOUT_X = "¿Falta sumar x a las filas de la tabla?"
 LEARNED_SCALED = (
     "La codificación aprendida no se multiplica por √D (eso es cosa de TokenEmbedding)."
@@ -912,6 +939,9 @@ MISTAKES = [
         (PositionalEncodingSlicedByBatch, LENGTH_AXIS),
         (PositionalEncodingSlicedByLen, LENGTH_AXIS),
         (PositionalEncodingSlicedByWidth, LENGTH_AXIS),
+        (PositionalEncodingScaledTable, PE_SCALED),
+        (PositionalEncodingScaledFirst, PE_SCALED),
+        (PositionalEncodingScaledBuffer, PE_SCALED),
         (PositionalEncodingBatchAxis, EXTRA_AXIS),
         (PositionalEncodingSequenceFirst, EXTRA_AXIS),
         (PositionalEncodingPlainAttribute, PLAIN_ATTRIBUTE),
