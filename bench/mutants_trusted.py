@@ -17,8 +17,10 @@ Uso: python bench/mutants_trusted.py [LAB ...] [--muestra N] [--procesos N] [--d
 Sale con 1 si algún mutante no pierde puntos en su ejercicio o no se pudo calificar.
 """
 
+import importlib
 import sys
 import tempfile
+import types
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -28,7 +30,6 @@ from course import grading, labs, mistakes
 from course.argparse_es import ArgumentParser
 
 REFERENCE = Path(labs.__file__).resolve().parent / "reference"
-CATALOGUES = Path(mistakes.__file__).resolve().parent
 
 _INJECTION = """
 # --- mutante del catálogo (bench/mutants_trusted.py), no es código de un estudiante ---
@@ -47,8 +48,9 @@ def _module(_name, _source):
 
 for _name, _source in {modules!r}:
     setattr(_reference, _name, _module("course.reference." + _name, _source))
-_catalogue = _module("course.mistakes.{catalogue}", {catalogue_source!r})
-{replaces} = _catalogue.{mutant}
+for _name, _source in {catalogues!r}:
+    _module(_name, _source)
+{replaces} = _sys.modules[{defined_in!r}].{mutant}
 """
 
 
@@ -58,15 +60,26 @@ def hidden_references(lab: labs.Lab) -> list[str]:
     return [m for lab_id in order[order.index(lab.id) :] for m in labs.LABS[lab_id].reference]
 
 
+def catalogue_modules(lab: labs.Lab) -> list[tuple[str, str]]:
+    """(nombre, código) de los módulos del catálogo de ``lab``, primero los que importa
+    (``model_forms`` antes de ``model``): un mutante puede vivir en cualquiera."""
+    main = importlib.import_module(f"course.mistakes.{lab.reference[0]}")
+    used = [
+        module
+        for module in vars(main).values()
+        if isinstance(module, types.ModuleType) and module.__name__.startswith("course.mistakes.")
+    ]
+    return [(m.__name__, Path(m.__file__).read_text()) for m in (*used, main)]
+
+
 def mutant_notebook(lab: labs.Lab, mistake: mistakes.Mistake) -> nbformat.NotebookNode:
     """La solución de ``lab`` con ``mistake.replaces`` cambiado por el mutante tras su celda."""
     notebook = nbformat.read(lab.source, 4)
     modules = [(name, (REFERENCE / f"{name}.py").read_text()) for name in hidden_references(lab)]
-    catalogue = lab.reference[0]
     injection = _INJECTION.format(
         modules=modules,
-        catalogue=catalogue,
-        catalogue_source=(CATALOGUES / f"{catalogue}.py").read_text(),
+        catalogues=catalogue_modules(lab),
+        defined_in=mistake.mutant.__module__,
         replaces=mistake.replaces,
         mutant=mistake.mutant.__name__,
     )
