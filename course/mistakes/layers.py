@@ -615,6 +615,17 @@ class EncoderLayerReturnsWeightsToo(ref.EncoderLayer):
         return super().forward(x, mask), weights
 
 
+class EncoderLayerFeedForwardOnNormedInput(ref.EncoderLayer):
+    """Pre-norm que normaliza la entrada una vez y se la da a las dos subcapas."""
+
+    def forward(self, x, mask=None):
+        if not self.norm_first:
+            return super().forward(x, mask)
+        normed = self.norm1(x)
+        attended = x + self.dropout(self.self_attn(normed, normed, normed, mask)[0])
+        return attended + self.dropout(self.feed_forward(normed))
+
+
 # --- ejercicio 3: DecoderLayer en más formas ----------------------------------------------
 
 
@@ -776,6 +787,19 @@ class DecoderLayerFeedForwardWithoutDropout(ref.DecoderLayer):
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
         self.feed_forward = ref.PositionwiseFeedForward(d_model, d_ff)
+
+
+class DecoderLayerFeedForwardOnNormedInput(ref.DecoderLayer):
+    """Pre-norm que normaliza la entrada una vez y reutiliza ese tensor en la feed-forward."""
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        if not self.norm_first:
+            return super().forward(x, memory, tgt_mask, memory_mask)
+        normed = self.norm1(x)
+        x = x + self.dropout(self.self_attn(normed, normed, normed, tgt_mask)[0])
+        out, weights = self.cross_attn(self.norm2(x), memory, memory, memory_mask)
+        x = x + self.dropout(out)
+        return x + self.dropout(self.feed_forward(normed)), weights
 
 
 # --- ejercicios 4 y 5: las pilas en más formas ---------------------------------------------
@@ -993,6 +1017,7 @@ MISTAKES = [
         (EncoderLayerReturnsPair, ENCODER_LAYER_OUTPUT),
         (EncoderLayerReturnsWeightsToo, ENCODER_LAYER_OUTPUT),
         (EncoderLayerReusesNormedInput, REUSES_NORMED),
+        (EncoderLayerFeedForwardOnNormedInput, REUSES_NORMED),
     ),
     *for_exercise(
         "ej3_decoder_layer",
@@ -1023,6 +1048,7 @@ MISTAKES = [
         (DecoderLayerCrossAttentionWithoutDropout, SUBLAYER_DROPOUT),
         (DecoderLayerFeedForwardWithoutDropout, SUBLAYER_DROPOUT),
         (DecoderLayerReusesNormedInput, REUSES_NORMED),
+        (DecoderLayerFeedForwardOnNormedInput, REUSES_NORMED),
     ),
     *for_exercise(
         "ej4_encoder",
