@@ -191,15 +191,17 @@ def _normal(text: str) -> str:
 
 
 def _secret() -> set[str]:
-    """Líneas de solución y de pruebas ocultas de todos los laboratorios, y las líneas de
-    los módulos de referencia que no aparecen en nada de lo publicado."""
-    secret = set()
-    for lab in labs.LABS.values():
-        secret |= secret_lines(c.source for c in nbformat.read(lab.source, 4).cells)
-    public = set()
+    """Líneas de solución y de pruebas ocultas de todos los laboratorios que no publica
+    ningún cuaderno de ``release/``, y las líneas de los módulos de referencia que no
+    aparecen en nada de lo publicado."""
+    released = set()
     for lab in labs.LABS.values():
         for cell in nbformat.read(lab.release, 4).cells:
-            public |= {line.strip() for line in cell.source.splitlines()}
+            released |= {line.strip() for line in cell.source.splitlines()}
+    secret = set()
+    for lab in labs.LABS.values():
+        secret |= secret_lines(c.source for c in nbformat.read(lab.source, 4).cells) - released
+    public = set(released)
     package = Path(grading.__file__).parents[1]
     for path in package.rglob("*.py"):
         if "reference" not in path.relative_to(package).parts:
