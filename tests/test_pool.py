@@ -186,12 +186,23 @@ def test_the_course_modules_imported_ahead_draw_no_random_numbers():
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-2000:]
 
 
-def test_series_cover_every_task_once_in_order_and_balance_two_workers():
-    tasks = [batch.Task(f"e{i}", LAB.id, None) for i in range(10)]
-    series = batch.split_series(tasks, 2)
-    assert [t for chunk in series for t in chunk] == tasks
-    assert sorted(len(chunk) for chunk in series) == [2, 2, 3, 3]
-    assert batch.split_series(tasks[:1], 2) == [tasks[:1]]
+def test_the_queue_covers_every_task_once_and_a_series_keeps_its_order(tmp_path, monkeypatch):
+    def fake(path, lab, timeout=None, keep=None, stage=None, **settings):
+        return grading.Result("", lab.id, [grading.Cell("ej1_puntuaciones_prueba", 5, 5)])
+
+    monkeypatch.setattr(grading, "grade_notebook", fake)
+    tasks = []
+    for i in range(10):
+        (tmp_path / f"e{i}.ipynb").write_text("{}")
+        tasks.append(batch.Task(f"e{i}", LAB.id, tmp_path / f"e{i}.ipynb"))
+    settings = batch.Settings(sandboxed=False)
+    series = batch.grade_series(tasks, tmp_path / "serie", settings)
+    assert [r.student for r in series] == [t.student for t in tasks]
+    queue = batch._Queue(tasks, 2)
+    takers = [queue.taker(0), queue.taker(1)]
+    taken = [takers[i % 2]() for i in range(12)]
+    assert sorted(item[0] for item in taken if item) == list(range(10))
+    assert taken[-2:] == [None, None]
 
 
 def test_a_submission_that_cannot_be_read_ahead_does_not_stop_the_series(tmp_path, monkeypatch):

@@ -28,12 +28,13 @@ entrega rota se anota como error y no detiene las demás.
 """
 
 import contextlib
+import json
 import re
 import sys
 import tempfile
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -277,95 +278,212 @@ def grade_all(
     settings: Settings | None = None,
     progress: bool = True,
 ) -> list[results.Result]:
-    """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega.
+    """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega, en el
+    orden de ``tasks`` (el mismo acabe antes el proceso que acabe).
 
-    Si un proceso de trabajo muere (no el núcleo: eso lo resuelve ``course.grading``),
-    las entregas que tenía pendientes el grupo se repiten, cada una en un proceso nuevo,
-    para que solo la culpable quede con error.
+    Los procesos toman las entregas de una cola común (:class:`_Queue`), la más cara
+    primero (:func:`queue_order`). Si un proceso de trabajo muere (no el núcleo: eso lo
+    resuelve ``course.grading``), las entregas que tenía tomadas se repiten, cada una en un
+    proceso nuevo, para que solo la culpable quede con error; las que nadie había tomado
+    siguen en otra ronda con todos los procesos.
     """
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
     settings = settings or Settings()
-    done, broken = _pool_round(tasks, autograded, jobs, settings, bar)
-    for task in broken:
-        again, still_broken = _pool_round([task], autograded, 1, settings, bar)
-        done += again
-        for lost in still_broken:
-            result = results.Result(
-                lost.student, lost.lab, error="el proceso que la calificaba murió (¿memoria?)"
-            )
-            results.write(autograded, result)
-            done.append(result)
-            bar.update()
+    found: dict[int, results.Result] = {}
+    order = queue_order(tasks)
+    while order:
+        done, held, untouched = _queue_round(
+            [tasks[i] for i in order], autograded, jobs, settings, bar
+        )
+        found |= {order[i]: result for i, result in done.items()}
+        if untouched and not done and not held:  # murió antes de tomar ninguna
+            held, untouched = untouched, []
+        for i in held:
+            found[order[i]] = _alone(tasks[order[i]], autograded, settings, bar)
+        order = [order[i] for i in untouched]
     bar.close()
-    return done
+    return [found[i] for i in range(len(tasks))]
 
 
-def _pool_round(tasks, autograded, jobs, settings, bar) -> tuple[list, list[Task]]:
-    done, broken = [], []
-    with ProcessPoolExecutor(max(1, min(jobs, len(tasks))), initializer=init_worker) as pool:
-        futures = {
-            pool.submit(grade_series, series, autograded, settings): series
-            for series in split_series(tasks, jobs)
-        }
-        for future in as_completed(futures):
-            series = futures[future]
-            try:
-                finished = future.result()
-            except BrokenProcessPool:
-                broken += series
-                continue
-            done += finished
-            last = series[-1]
-            bar.set_postfix_str(printable(f"{last.student} · {last.lab}"), refresh=False)
-            bar.update(len(finished))
-    return done, broken
+def _alone(task: Task, autograded: Path, settings: Settings, bar) -> results.Result:
+    """Una entrega en un proceso propio; si ese proceso también muere, queda con error."""
+    done, _, _ = _queue_round([task], autograded, 1, settings, bar)
+    if done:
+        return done[0]
+    result = results.Result(
+        task.student, task.lab, error="el proceso que la calificaba murió (¿memoria?)"
+    )
+    results.write(autograded, result)
+    bar.update()
+    return result
 
 
-SERIES_PER_WORKER = 2  # más series reparten mejor; más largas adelantan más núcleos
+# Cuánto tarda cada laboratorio en calificarse, de más a menos (soluciones con 2 procesos,
+# docs/benchmarks.md): solo decide qué entrega se toma antes; el resultado no cambia.
+EXPECTED_ORDER = (
+    "07_multi30k",
+    "05_capas",
+    "06_transformer",
+    "02_normalizacion",
+    "04_multicabeza",
+    "03_posicional",
+    "01_atencion",
+)
 
 
-def split_series(tasks: list[Task], jobs: int) -> list[list[Task]]:
-    """``tasks`` en series consecutivas de tamaños que difieren como mucho en 1.
+def queue_order(tasks: list[Task]) -> list[int]:
+    """Posiciones de ``tasks`` en el orden en que se toman: primero las más caras.
 
-    Cada serie la califica un proceso seguida (:func:`grade_series`), para arrancar el
-    núcleo de la entrega siguiente mientras califica la actual. Con
-    ``SERIES_PER_WORKER`` series por proceso, el que acaba antes toma otra.
+    Con las largas al principio, la última que empieza es corta y los procesos acaban a la
+    vez (un lab. 7 al final dejaría al otro parado). Una entrega sin cuaderno no se
+    califica (solo se anota su error): va al final. Entre iguales, el orden de ``tasks``.
     """
-    count = max(1, min(len(tasks), jobs * SERIES_PER_WORKER))
-    size, extra = divmod(len(tasks), count)
-    series, start = [], 0
-    for index in range(count):
-        end = start + size + (index < extra)
-        series.append(tasks[start:end])
-        start = end
-    return [chunk for chunk in series if chunk]
+
+    def rank(index: int) -> int:
+        task = tasks[index]
+        if task.notebook is None:
+            return len(EXPECTED_ORDER) + 1
+        return EXPECTED_ORDER.index(task.lab) if task.lab in EXPECTED_ORDER else len(EXPECTED_ORDER)
+
+    return sorted(range(len(tasks)), key=rank)
+
+
+TAKEN, FINISHED = 1, 2  # estado de cada entrega en la cola (0: nadie la ha tomado)
+
+
+class _Queue:
+    """La cola común: cada proceso toma la siguiente entrega libre al empezar una.
+
+    Cada proceso empieza por la suya (la ``rank``-ésima) y, mientras la califica, toma la
+    siguiente libre para arrancar ya su núcleo (:func:`_grade_in_turn`). El estado vive en
+    memoria compartida: si un proceso muere, el principal sabe qué entregas tenía tomadas.
+    """
+
+    def __init__(self, tasks: list[Task], workers: int):
+        import multiprocessing
+
+        self.tasks = tasks
+        self.next = multiprocessing.Value("i", min(workers, len(tasks)))
+        self.state = multiprocessing.Array("b", len(tasks))
+
+    def taker(self, rank: int):
+        """``take()`` de un proceso: primero la entrega ``rank``, después la siguiente libre."""
+        first = [rank]
+
+        def take() -> tuple[int, Task] | None:
+            with self.next.get_lock():
+                if first:
+                    index = first.pop()
+                else:
+                    index, self.next.value = self.next.value, self.next.value + 1
+                if index >= len(self.tasks):
+                    return None
+                self.state[index] = TAKEN
+            return index, self.tasks[index]
+
+        return take
+
+    def held(self) -> tuple[list[int], list[int]]:
+        """Las tomadas sin terminar y las que nadie tomó."""
+        held = [i for i, state in enumerate(self.state) if state == TAKEN]
+        return held, [i for i, state in enumerate(self.state) if state == 0]
+
+
+_queue: _Queue | None = None  # la cola de este proceso de trabajo (:func:`_init_queue`)
+
+
+def _init_queue(queue: _Queue) -> None:
+    global _queue
+    _queue = queue
+    init_worker()
+
+
+def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int], list[int]]:
+    """Una ronda de la cola: resultados por posición, tomadas sin terminar y sin tomar.
+
+    Las tomadas y las sin tomar solo quedan si un proceso murió (``BrokenProcessPool``).
+    """
+    workers = max(1, min(jobs, len(tasks)))
+    queue = _Queue(tasks, workers)
+    done: dict[int, results.Result] = {}
+    broken = False
+    with ProcessPoolExecutor(workers, initializer=_init_queue, initargs=(queue,)) as pool:
+        futures = [pool.submit(_drain, rank, autograded, settings) for rank in range(workers)]
+        shown = set()
+        while futures:
+            finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            shown = _show(queue, shown, bar)
+            for future in finished:
+                try:
+                    done |= dict(future.result())
+                except BrokenProcessPool:
+                    broken = True
+    if not broken:
+        return done, [], []
+    held, untouched = queue.held()
+    for index in shown - set(done):  # terminó antes de que su proceso muriera
+        done[index] = _read(autograded, tasks[index])
+    return done, held, untouched
+
+
+def _show(queue: _Queue, shown: set[int], bar) -> set[int]:
+    """Avanza la barra con las entregas terminadas desde la última vez."""
+    now = {i for i, state in enumerate(queue.state) if state == FINISHED}
+    for index in sorted(now - shown):
+        task = queue.tasks[index]
+        bar.set_postfix_str(printable(f"{task.student} · {task.lab}"), refresh=False)
+        bar.update()
+    return now
+
+
+def _read(autograded: Path, task: Task) -> results.Result:
+    return results.Result(
+        **json.loads(results.path_for(autograded, task.student, task.lab).read_text())
+    )
+
+
+def _drain(rank: int, autograded: Path, settings: Settings) -> list[tuple[int, results.Result]]:
+    """Lo que hace cada proceso: calificar entregas de la cola hasta que se vacía."""
+    done = []
+    for index, result in _grade_in_turn(_queue.taker(rank), autograded, settings):
+        done.append((index, result))
+        _queue.state[index] = FINISHED
+    return done
 
 
 def grade_series(
     tasks: list[Task], autograded: Path, settings: Settings | None = None
 ) -> list[results.Result]:
-    """Califica ``tasks`` en orden; mientras califica una, el núcleo de la siguiente arranca.
+    """Califica ``tasks`` en orden en este proceso (como un proceso de trabajo con su cola)."""
+    pending = iter(enumerate(tasks))
+    found = _grade_in_turn(lambda: next(pending, None), autograded, settings or Settings())
+    return [result for _, result in found]
+
+
+def _grade_in_turn(take, autograded: Path, settings: Settings):
+    """Califica lo que devuelve ``take()`` hasta ``None``; mientras califica una entrega,
+    toma la siguiente y su núcleo arranca.
 
     Cada núcleo adelantado es de su entrega (:class:`_Ahead`) y se destruye al terminarla,
-    pase lo que pase: nunca califica a otra.
+    pase lo que pase: nunca califica a otra. Da ``(posición, resultado)`` de cada una.
     """
-    settings = settings or Settings()
-    done = []
-    ahead = _Ahead(tasks[0], settings) if tasks else None
+    taken = take()
+    ahead = _Ahead(taken[1], settings) if taken else None
     try:
-        for index, task in enumerate(tasks):
-            current = ahead
-            ahead = _Ahead(tasks[index + 1], settings) if index + 1 < len(tasks) else None
+        while taken is not None:
+            (index, task), current = taken, ahead
+            taken = take()
+            ahead = _Ahead(taken[1], settings) if taken else None
             try:
-                done.append(grade_one(task, autograded, settings, current))
+                result = grade_one(task, autograded, settings, current)
             finally:
                 current.close()
+            yield index, result
     finally:
         if ahead is not None:
             ahead.close()
-    return done
 
 
 class _Ahead:
