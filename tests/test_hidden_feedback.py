@@ -90,9 +90,9 @@ def test_a_hint_of_a_class_mutant_reaches_the_feedback_as_the_named_mistake():
     reference = PositionwiseFeedForward(4, 8).eval()
     x = torch.randn(2, 3, 4)
     found = mistakes.hints("ej1_feed_forward", x, build=lambda cls: cls(4, 8), weights=reference)
-    differs = {text: out for text, out in found.items() if not torch.allclose(out, reference(x))}
+    differs = [(text, out) for text, out in found if not torch.allclose(out, reference(x))]
     assert differs, "ningún mutante clase de ej1_feed_forward da pista"
-    for message, output in differs.items():
+    for message, output in differs:
         error = _failure(checks.close, "FFN", output, reference(x).detach(), hints=found)
         said = diagnosis.sentences(error)
         assert message in said and "valores difieren" not in " ".join(said)

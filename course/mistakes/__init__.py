@@ -14,17 +14,19 @@ cada mutante en lugar del nombre que sustituye.
 Al fallar una comprobación, ``course.student.checks`` llama a :func:`diagnose`: si el valor del
 estudiante coincide con una huella de esa comprobación, el mensaje nombra el error. Las
 pruebas ocultas pueden además pedir :func:`hints`, que ejecuta los mutantes sobre sus
-entradas (solo en el proceso de calificación, donde el catálogo se puede importar).
+entradas (solo en el proceso de calificación, donde el catálogo se puede importar, y solo
+cuando la comparación ya ha fallado).
 """
 
 import contextlib
+import functools
 import importlib
 import io
 import json
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
@@ -85,43 +87,65 @@ def catalogue(lab_id: str) -> list[Mistake]:
     return list(module.MISTAKES)
 
 
+def active(mistakes: Iterable[Mistake]) -> list[Mistake]:
+    """Los de ``mistakes`` que no están apartados (:func:`excluding`).
+
+    Todo lo que ejecuta mutantes para dar pistas pasa por aquí: un error apartado se mide
+    como si fuera nuevo, así que ni su mutante ni sus huellas pueden nombrarlo.
+    """
+    return [m for m in mistakes if m.id not in _excluded]
+
+
+def _catalogued(exercise: str) -> list[Mistake]:
+    """Los errores de ``exercise``, del catálogo que los tenga (apartados incluidos)."""
+    for lab_id in labs.LABS:
+        found = [m for m in catalogue(lab_id) if m.exercise == exercise]
+        if found:
+            return found
+    raise KeyError(f"ningún catálogo tiene errores del ejercicio «{exercise}»")
+
+
 def hints(
     exercise: str,
     *inputs,
     pick: int | None = None,
     build: Callable[[type], nn.Module] | None = None,
     weights: nn.Module | None = None,
-) -> dict[str, torch.Tensor]:
-    """``{mensaje: salida del mutante}`` de cada error de ``exercise`` sobre ``inputs``.
+    seed: int | None = None,
+    run: Callable[[Callable], object] | None = None,
+) -> list[tuple[str, torch.Tensor]]:
+    """Parejas ``(mensaje, salida del mutante)`` de cada error de ``exercise`` sobre ``inputs``.
 
-    Para ``checks.close(..., hints=...)`` en las pruebas ocultas. Un mutante función se
-    llama con ``inputs``; un mutante clase (un ``nn.Module``) solo con ``build`` (``cls ->
-    instancia``) y ``weights`` (el módulo de referencia): se construye, recibe los pesos
-    de ``weights`` (carga estricta: si sus parámetros no son los mismos no da pista, no
-    se adivina), se pone en su modo (``train``/``eval``) y se llama con ``inputs`` sin
-    gradientes. ``pick`` elige un elemento si la salida es una tupla (``pick=1``: pesos).
-    Los mutantes que fallan o no devuelven un tensor no dan pista, y ninguno cambia el
-    estado aleatorio de la prueba que los pide.
+    Para ``checks.close(..., hints=lambda: mistakes.hints(...))`` en las pruebas ocultas:
+    dentro de una función, los mutantes solo se ejecutan si la comparación falla. Varias
+    formas de una idea comparten mensaje y cada una da su pareja; ``checks.close`` nombra
+    la idea si coincide cualquiera de ellas.
+
+    Un mutante función se llama con ``inputs``; un mutante clase (un ``nn.Module``) solo
+    con ``build`` (``cls -> instancia``) y ``weights`` (el módulo de referencia): se
+    construye, recibe los pesos de ``weights`` (carga estricta: si sus parámetros no son
+    los mismos no da pista, no se adivina), se pone en su modo (``train``/``eval``) y se
+    llama con ``inputs`` sin gradientes; con ``seed``, la semilla se pone justo antes de
+    llamarlo (como ``probe.seeded``, para comparar el dropout). ``run`` (``mutante ->
+    salida``) sustituye todo eso cuando el mutante necesita algo nuevo en cada llamada (un
+    modelo con los pesos de la referencia, otro método que ``forward``, un optimizador).
+    ``pick`` elige un elemento si la salida es una tupla (``pick=1``: pesos). Los mutantes
+    apartados (:func:`active`), los que fallan y los que no devuelven un tensor no dan
+    pista, y ninguno cambia el estado aleatorio de la prueba que los pide.
     """
-    found = {}
-    for lab_id in labs.LABS:
-        mistakes = [m for m in catalogue(lab_id) if m.exercise == exercise]
-        if mistakes:
-            break
-    else:
-        raise KeyError(f"ningún catálogo tiene errores del ejercicio «{exercise}»")
-    for mistake in mistakes:
-        if mistake.id in _excluded:
-            continue
+    if run is None:
+        run = functools.partial(_output, inputs=inputs, build=build, weights=weights, seed=seed)
+    found = []
+    for mistake in active(_catalogued(exercise)):
         try:
             with torch.random.fork_rng(devices=[]):
-                result = _output(mistake.mutant, inputs, build, weights)
+                result = run(mistake.mutant)
             if pick is not None:
                 result = result[pick]
         except Exception:  # noqa: BLE001 (un mutante puede romperse con otras entradas)
             continue
         if isinstance(result, torch.Tensor):
-            found[mistake.message] = result.detach()
+            found.append((mistake.message, result.detach()))
     return found
 
 
@@ -130,6 +154,7 @@ def _output(
     inputs: tuple,
     build: Callable[[type], nn.Module] | None,
     weights: nn.Module | None,
+    seed: int | None,
 ) -> object:
     """La salida de ``mutant`` sobre ``inputs``; ``None`` si es una clase y no hay con qué
     construirla."""
@@ -140,6 +165,8 @@ def _output(
     module = build(mutant)
     module.load_state_dict(weights.state_dict(), strict=True)  # lanza si no son los mismos
     module.train(weights.training)
+    if seed is not None:
+        torch.manual_seed(seed)
     with torch.no_grad():
         return module(*inputs)
 

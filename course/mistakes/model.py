@@ -7,7 +7,7 @@ módulo nunca llega al estudiante.
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -871,51 +871,12 @@ MISTAKES = [
 
 
 def of_exercise(exercise: str) -> list[Mistake]:
-    """Los errores de ``exercise`` que no están apartados (``mistakes.excluding``).
+    """Los errores de ``exercise`` que no están apartados (:func:`course.mistakes.active`).
 
-    Para las pruebas ocultas que ejecutan ellas mismas cada mutante (uno nuevo por
-    modelo, generador u optimizador) en lugar de pedir ``mistakes.hints``.
+    Para las pruebas ocultas que miran ellas mismas cada mutante (números de Python, no
+    tensores: :func:`messages_where`).
     """
-    return [m for m in MISTAKES if m.exercise == exercise and m.id not in mistakes._excluded]
-
-
-def hints_for(
-    exercise: str, actual: object, run: Callable, extra: Iterable[tuple[str, torch.Tensor]] = ()
-) -> dict[str, torch.Tensor]:
-    """``{mensaje: salida}`` de los errores de ``exercise``, con ``run(mutante)`` como salida.
-
-    Para ``checks.close(..., hints=...)`` en las pruebas ocultas cuyos mutantes necesitan
-    algo nuevo en cada llamada (un modelo con los pesos de la referencia, un generador,
-    un optimizador): ``run`` lo construye. Varias formas de una idea comparten mensaje;
-    de cada mensaje se queda la salida más parecida a ``actual``, así que la forma que
-    escribió el estudiante, si está, es la que se compara. Sin mutantes apartados
-    (:func:`of_exercise`) y sin cambiar el estado aleatorio de la prueba. ``extra`` añade
-    parejas ``(mensaje, salida)`` que la prueba calcula por su cuenta (la idea escrita con
-    las piezas de la referencia), que compiten con los mutantes del mismo mensaje.
-    """
-    candidates = list(extra)
-    for mistake in of_exercise(exercise):
-        try:
-            with torch.random.fork_rng(devices=[]):
-                candidates.append((mistake.message, run(mistake.mutant)))
-        except Exception:  # noqa: BLE001 (un mutante puede romperse con estas entradas)
-            continue
-    found: dict[str, torch.Tensor] = {}
-    for message, output in candidates:
-        if not isinstance(output, torch.Tensor):
-            continue
-        best = found.get(message)
-        if best is None or _distance(output, actual) < _distance(best, actual):
-            found[message] = output.detach()
-    return found
-
-
-def _distance(output: torch.Tensor, actual: object) -> float:
-    """Mayor diferencia absoluta; infinita si ``actual`` no es un tensor de la misma forma."""
-    if not isinstance(actual, torch.Tensor) or actual.shape != output.shape:
-        return math.inf
-    difference = (output.detach().double() - actual.detach().double()).abs()
-    return float(difference.nan_to_num(nan=math.inf).max()) if difference.numel() else 0.0
+    return mistakes.active(m for m in MISTAKES if m.exercise == exercise)
 
 
 def messages_where(exercise: str, matches: Callable[[Callable], bool]) -> str:

@@ -13,6 +13,7 @@ sobre otro eje…: :data:`RELATIONS`), la nombra sin ningún valor.
 import functools
 import inspect
 import sys
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 import torch
@@ -110,19 +111,28 @@ def _all_finite(name: str, actual: Tensor) -> None:
         )
 
 
+# Pistas de ``close``: parejas ``(mensaje, salida del error típico)`` (varias salidas pueden
+# compartir mensaje), un dict ``{mensaje: salida}``, o una función sin argumentos que
+# devuelve cualquiera de los dos y solo se llama si la comparación falla.
+Hints = Iterable[tuple[str, Tensor]] | Mapping[str, Tensor] | Callable[[], "Hints"]
+
+
 def _close(
     name: str,
     actual: object,
     expected: Tensor,
     atol: float = ATOL_F32,
     rtol: float = RTOL_F32,
-    hints: dict[str, Tensor] | None = None,
+    hints: Hints | None = None,
 ) -> None:
     """Compara ``actual`` con ``expected``: tipo, forma, dtype, finitud y valores.
 
     Args:
-        hints: errores típicos, como ``{"¿Falta dividir por √d_k?": tensor_sin_escala}``;
-            si ``actual`` coincide con uno de ellos, su texto se añade al mensaje.
+        hints: errores típicos, como ``[("¿Falta dividir por √d_k?", tensor_sin_escala)]``;
+            si ``actual`` coincide con la salida de uno, su texto se añade al mensaje (una
+            vez, aunque coincidan varias salidas con el mismo texto). Las pruebas ocultas
+            los dan en una función (``hints=lambda: mistakes.hints(...)``): ejecutar los
+            mutantes cuesta más que comparar, y con una respuesta correcta no hace falta.
     """
     try:
         _compare(name, actual, expected, atol, rtol)
@@ -159,15 +169,22 @@ def _compare(name: str, actual: object, expected: Tensor, atol: float, rtol: flo
         )
 
 
-def _hint(actual: object, hints: dict[str, Tensor] | None) -> str:
-    """Los errores típicos cuyo resultado es ``actual`` (misma forma, dtype y valores)."""
-    if type(actual) is not _TENSOR:
+def _hint(actual: object, hints: Hints | None) -> str:
+    """Los textos, sin repetir, de los errores típicos cuya salida es ``actual`` (misma forma,
+    dtype y valores). Calcular las pistas nunca tapa el fallo: si se rompe, no hay pista."""
+    if type(actual) is not _TENSOR or hints is None:
         return ""
-    found = ""
-    for text, mutant in (hints or {}).items():
-        if _same(actual, mutant):
-            found += f" {text}"
-    return found
+    try:
+        if callable(hints):
+            hints = hints()
+        pairs = hints.items() if isinstance(hints, Mapping) else hints
+        found = []
+        for text, output in pairs:
+            if text not in found and isinstance(output, _TENSOR) and _same(actual, output):
+                found.append(text)
+    except Exception:  # noqa: BLE001 (una pista rota no cambia el fallo de la prueba)
+        return ""
+    return "".join(f" {text}" for text in found)
 
 
 def _same(actual: Tensor, mutant: Tensor) -> bool:
@@ -210,7 +227,7 @@ def _named(check):
                 diagnosis = mistakes.diagnose(
                     bound.arguments["name"], bound.arguments[value], **tolerance
                 )
-                hinted = _hint(bound.arguments[value], bound.arguments.get("hints"))
+                hinted = getattr(error, "diagnosis", "")  # las pistas de close, ya calculadas
                 if diagnosis is None and not hinted:  # un error con nombre gana a una relación
                     diagnosis = _related(bound.arguments)
             except Exception:  # noqa: BLE001 (el diagnóstico nunca tapa el fallo de la prueba)
