@@ -1,6 +1,7 @@
 """Referencia del laboratorio 6: el Transformer completo frente a ``nn.Transformer``."""
 
 import math
+import types
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from course.reference.model import (
     greedy_decode,
     make_src_mask,
     make_tgt_mask,
+    use_fused_kernels,
 )
 from course.student import checks
 from course.translation.config import ModelConfig
@@ -212,5 +214,57 @@ def test_config_dropout_reaches_the_model_in_training_mode():
     masks = make_src_mask(SRC, PAD), make_tgt_mask(TGT, PAD)
     expected = model.eval()(SRC, TGT, *masks)
     checks.close("eval es determinista", model(SRC, TGT, *masks), expected)
+    torch.manual_seed(0)
+    assert not torch.allclose(model.train()(SRC, TGT, *masks), expected)
+
+
+def _dropout_rates(model: Transformer) -> tuple[list[float], list[float]]:
+    """Tasas de los ``nn.Dropout`` de ``model``: (las de la atención, las demás)."""
+    attention, other = [], []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Dropout):
+            is_attention = name.endswith(("self_attn.dropout", "cross_attn.dropout"))
+            (attention if is_attention else other).append(module.p)
+    return attention, other
+
+
+@pytest.mark.parametrize(("attention_dropout", "want"), [(None, 0.3), (0.0, 0.0), (0.1, 0.1)])
+def test_attention_dropout_replaces_dropout_only_on_attention_weights(attention_dropout, want):
+    model = _model(dropout=0.3, attention_dropout=attention_dropout)
+    attention, other = _dropout_rates(model)
+    # 2 capas del codificador (autoatención) y 2 del decodificador (autoatención y cruzada)
+    assert attention == [want] * 6
+    # la posicional y, en cada una de las 4 capas, la de la FFN y la de los residuales
+    assert other == [0.3] * 9
+
+
+def test_attention_dropout_keeps_the_parameters_and_their_initialization():
+    want = _model(seed=3, dropout=0.1).state_dict()
+    got = _model(seed=3, dropout=0.1, attention_dropout=0.0).state_dict()
+    assert got.keys() == want.keys()
+    for name, tensor in want.items():
+        torch.testing.assert_close(got[name], tensor, msg=name)
+
+
+@pytest.mark.parametrize(("attention_dropout", "want"), [(None, 0.2), (0.0, 0.0)])
+def test_fused_attention_gets_the_attention_rate_in_training(monkeypatch, attention_dropout, want):
+    """Con tasa 0 la atención fusionada de la CPU puede usar su núcleo rápido."""
+    seen = []
+
+    def spy(*args, dropout_p=0.0, **kwargs):
+        seen.append(dropout_p)
+        return F.scaled_dot_product_attention(*args, dropout_p=dropout_p, **kwargs)
+
+    monkeypatch.setattr("course.reference.multihead.F", types.SimpleNamespace(
+        scaled_dot_product_attention=spy))  # fmt: skip
+    model = use_fused_kernels(_model(dropout=0.2, attention_dropout=attention_dropout).train())
+    model(SRC, TGT, make_src_mask(SRC, PAD), make_tgt_mask(TGT, PAD))
+    assert seen == [want] * 6
+
+
+def test_attention_dropout_acts_in_training_mode():
+    model = _model(seed=8, dropout=0.0, attention_dropout=0.5)
+    masks = make_src_mask(SRC, PAD), make_tgt_mask(TGT, PAD)
+    expected = model.eval()(SRC, TGT, *masks)
     torch.manual_seed(0)
     assert not torch.allclose(model.train()(SRC, TGT, *masks), expected)

@@ -594,3 +594,30 @@ def test_threads_follow_the_free_cores_and_come_back(monkeypatch):
 def test_busy_cores_is_a_share_of_the_machine():
     busy = threads.busy_cores(0.05)
     assert busy is None or 0.0 <= busy <= os.cpu_count()
+
+
+def test_recipe_passes_attention_dropout_to_the_model():
+    assert TINY.model_config(200).attention_dropout is None  # None: la del resto, 0,1
+    cfg = dataclasses.replace(TINY, attention_dropout=0.0)
+    model = Transformer(cfg.model_config(200))
+    rates = {n: m.p for n, m in model.named_modules() if isinstance(m, torch.nn.Dropout)}
+    assert {p for n, p in rates.items() if n.endswith("attn.dropout")} == {0.0}
+    assert {p for n, p in rates.items() if not n.endswith("attn.dropout")} == {0.1}
+
+
+def _without_attention_dropout(path) -> None:
+    """Reescribe ``path`` como lo habría guardado el curso antes de ``attention_dropout``."""
+    state = load_checkpoint(path)
+    del state["model_config"]["attention_dropout"]
+    del state["train_config"]["attention_dropout"]
+    save_checkpoint(path, state)
+
+
+def test_checkpoints_from_before_attention_dropout_load_and_resume(toy, tmp_path):
+    out = tmp_path / "run"
+    cfg = dataclasses.replace(TINY, epochs=2)
+    _train(cfg, out, toy, decode_test=False, max_steps=3)
+    _without_attention_dropout(out / "last.pt")
+    model, _, _ = load_model(out / "last.pt")
+    assert model.config.attention_dropout is None
+    assert _train(cfg, out, toy, decode_test=False, resume=True).step > 3

@@ -24,7 +24,9 @@ class Transformer(nn.Module):
     Con ``config.tie_weights`` el generador y el *embedding* de destino comparten la
     misma matriz (V, D) (§3.4): un solo tensor, contado una vez. Todos los parámetros
     con más de un eje se inicializan con Xavier uniforme; los sesgos y las normas
-    conservan la inicialización de PyTorch.
+    conservan la inicialización de PyTorch. ``config.attention_dropout`` (si no es
+    ``None``) sustituye a ``config.dropout`` solo sobre los pesos de atención: con 0, la
+    atención fusionada de la CPU usa su núcleo rápido y el resto del *dropout* sigue.
 
     Args:
         config: hiperparámetros (:class:`course.translation.config.ModelConfig`).
@@ -44,6 +46,10 @@ class Transformer(nn.Module):
         self.positional = PositionalEncoding(c.d_model, c.dropout, c.max_len)
         encoder_layer = EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
         decoder_layer = DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
+        if c.attention_dropout is not None:  # en los prototipos, antes de copiarlos
+            attentions = (encoder_layer.self_attn, decoder_layer.self_attn, decoder_layer.cross_attn)
+            for attention in attentions:
+                attention.dropout.p = c.attention_dropout
         self.encoder = Encoder(encoder_layer, c.num_encoder_layers)
         self.decoder = Decoder(decoder_layer, c.num_decoder_layers)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)

@@ -25,6 +25,9 @@ class ModelConfig:
     num_decoder_layers: int = 6  # N del decodificador
     d_ff: int = 2048  # dimensión oculta de la feed-forward, 4·D
     dropout: float = 0.1  # P_drop del artículo, en residuales, embeddings y atención
+    # P_drop de los pesos de atención si difiere de dropout (None = dropout). Con 0, la
+    # atención fusionada de la CPU conserva su núcleo rápido (con dropout usa la cuenta lenta)
+    attention_dropout: float | None = None
     norm_first: bool = False  # post-norm como el artículo; True para pre-norm
     tie_weights: bool = True  # el generador comparte la matriz del embedding de destino (§3.4)
     pad_idx: int = 0  # identificador del token de relleno en ambos vocabularios
@@ -49,6 +52,7 @@ class TrainConfig:
     num_decoder_layers: int = 3
     d_ff: int = 1024
     dropout: float = 0.1
+    attention_dropout: float | None = None  # None = dropout; 0 = atención fusionada rápida en CPU
     norm_first: bool = True  # pre-norm: estable con tasas altas y sin calentamiento largo
     fused_kernels: bool = True  # atención y LayerNorm de PyTorch (use_fused_kernels)
     vocab_size: int = 8000  # BPE conjunto alemán+inglés
@@ -85,6 +89,7 @@ class TrainConfig:
             num_decoder_layers=self.num_decoder_layers,
             d_ff=self.d_ff,
             dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
             norm_first=self.norm_first,
         )
 

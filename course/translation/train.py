@@ -62,7 +62,7 @@ from course.translation.checkpoint import (
 # el cuaderno 07 importa estos nombres de aquí
 from course.translation.checkpoint import final_checkpoint as final_checkpoint
 from course.translation.checkpoint import load_model as load_model
-from course.translation.config import TrainConfig
+from course.translation.config import ModelConfig, TrainConfig
 from course.translation.data import (
     PAD_IDX,
     Batch,
@@ -322,7 +322,8 @@ def setup(
 
 def _restore(run: Run, state: dict) -> None:
     """Continúa desde ``last.pt``: pesos, optimizador, planificador, posición y curvas."""
-    if state["model_config"] != dataclasses.asdict(run.model.config):
+    # un punto de control anterior a un campo nuevo de ModelConfig lo toma por omisión
+    if ModelConfig(**state["model_config"]) != run.model.config:
         raise CheckpointError(
             f"{run.out_dir / LAST_FILE} es de otro modelo ({state['train_config']['name']}): "
             f"usa otra carpeta con --out o entrena sin --resume."
