@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from course import grading, labs
-from course.grading import batch, results
+from course.grading import batch, results, work_queue
 
 SLOW, FAST = "07_multi30k", "01_atencion"
 
@@ -52,21 +52,35 @@ def _started(log: Path) -> dict[str, list[str]]:
 def test_the_expensive_labs_are_taken_first_and_the_rest_keep_their_order(tmp_path):
     tasks = _tasks(tmp_path, [(FAST, "ana"), (SLOW, "bea"), (FAST, "eva"), (SLOW, "zoe")])
     tasks.append(batch.Task("sin", FAST, None, "no hay ningún cuaderno"))
-    order = [tasks[i] for i in batch.queue_order(tasks)]
+    order = [tasks[i] for i in work_queue.queue_order(tasks)]
     assert [t.student for t in order] == ["bea", "zoe", "ana", "eva", "sin"]
     every_lab = [batch.Task("x", lab.id, tmp_path) for lab in labs.available()]
-    assert every_lab[batch.queue_order(every_lab)[0]].lab == SLOW  # el más lento de los 7
+    assert every_lab[work_queue.queue_order(every_lab)[0]].lab == SLOW  # el más lento de los 7
 
 
 def test_two_takers_share_the_queue_each_task_once(tmp_path):
     tasks = [batch.Task(f"e{i}", FAST, tmp_path) for i in range(5)]
-    queue = batch._Queue(tasks, 2)
+    queue = work_queue.WorkQueue(tasks, 2)
     first, second = queue.taker(0), queue.taker(1)
     taken = [first(), second(), first(), first(), second(), second(), first()]
-    assert [item[0] if item else None for item in taken] == [0, 1, 2, 3, 4, None, None]
-    assert [item[1] for item in taken[:5]] == tasks
-    held, untouched = queue.held()
+    assert [item[0] for item in taken[:2]] == [0, 1]  # cada uno empieza por la suya
+    assert sorted(item[0] for item in taken if item) == [0, 1, 2, 3, 4]
+    assert taken[-2:] == [None, None]
+    held, untouched = queue.unfinished()
     assert held == [0, 1, 2, 3, 4] and untouched == []
+
+
+def test_the_worker_on_the_long_lab_takes_a_short_one_and_the_other_the_next_long(tmp_path):
+    """Un lab. 7 y un lab. 5 a la vez: el del 7 acabará después, así que la siguiente
+    larga (el 6) es para el otro, y el del 7 se queda la más corta."""
+    labs_in_order = [SLOW, "05_capas", "06_transformer", "02_normalizacion", FAST]
+    tasks = [batch.Task("x", lab_id, tmp_path) for lab_id in labs_in_order]
+    queue = work_queue.WorkQueue(tasks, 2)
+    on_slow, on_other = queue.taker(0), queue.taker(1)
+    assert [on_slow()[1].lab, on_other()[1].lab] == [SLOW, "05_capas"]
+    assert on_slow()[1].lab == FAST
+    assert on_other()[1].lab == "06_transformer"
+    assert on_other()[1].lab == "02_normalizacion"
 
 
 def test_a_long_submission_starts_first_and_the_other_worker_takes_the_rest(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from course import grading, labs
-from course.grading import batch, pool, sandbox
+from course.grading import batch, pool, sandbox, work_queue
 
 LAB = labs.get("01_atencion")
 
@@ -198,7 +198,7 @@ def test_the_queue_covers_every_task_once_and_a_series_keeps_its_order(tmp_path,
     settings = batch.Settings(sandboxed=False)
     series = batch.grade_series(tasks, tmp_path / "serie", settings)
     assert [r.student for r in series] == [t.student for t in tasks]
-    queue = batch._Queue(tasks, 2)
+    queue = work_queue.WorkQueue(tasks, 2)
     takers = [queue.taker(0), queue.taker(1)]
     taken = [takers[i % 2]() for i in range(12)]
     assert sorted(item[0] for item in taken if item) == list(range(10))

@@ -41,7 +41,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from course import labs
-from course.grading import files, results
+from course.grading import files, results, work_queue
 from course.labs import CourseError
 from course.text import printable, shorten
 
@@ -281,8 +281,8 @@ def grade_all(
     """Califica ``tasks`` con ``jobs`` procesos; devuelve un resultado por entrega, en el
     orden de ``tasks`` (el mismo acabe antes el proceso que acabe).
 
-    Los procesos toman las entregas de una cola común (:class:`_Queue`), la más cara
-    primero (:func:`queue_order`). Si un proceso de trabajo muere (no el núcleo: eso lo
+    Los procesos toman las entregas de una cola común, las caras primero
+    (``course.grading.work_queue``). Si un proceso de trabajo muere (no el núcleo: eso lo
     resuelve ``course.grading``), las entregas que tenía tomadas se repiten, cada una en un
     proceso nuevo, para que solo la culpable quede con error; las que nadie había tomado
     siguen en otra ronda con todos los procesos.
@@ -292,7 +292,7 @@ def grade_all(
     bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
     settings = settings or Settings()
     found: dict[int, results.Result] = {}
-    order = queue_order(tasks)
+    order = work_queue.queue_order(tasks)
     while order:
         done, held, untouched = _queue_round(
             [tasks[i] for i in order], autograded, jobs, settings, bar
@@ -320,81 +320,10 @@ def _alone(task: Task, autograded: Path, settings: Settings, bar) -> results.Res
     return result
 
 
-# Cuánto tarda cada laboratorio en calificarse, de más a menos (soluciones con 2 procesos,
-# docs/benchmarks.md): solo decide qué entrega se toma antes; el resultado no cambia.
-EXPECTED_ORDER = (
-    "07_multi30k",
-    "05_capas",
-    "06_transformer",
-    "02_normalizacion",
-    "04_multicabeza",
-    "03_posicional",
-    "01_atencion",
-)
+_queue: work_queue.WorkQueue | None = None  # la de este proceso de trabajo (_init_queue)
 
 
-def queue_order(tasks: list[Task]) -> list[int]:
-    """Posiciones de ``tasks`` en el orden en que se toman: primero las más caras.
-
-    Con las largas al principio, la última que empieza es corta y los procesos acaban a la
-    vez (un lab. 7 al final dejaría al otro parado). Una entrega sin cuaderno no se
-    califica (solo se anota su error): va al final. Entre iguales, el orden de ``tasks``.
-    """
-
-    def rank(index: int) -> int:
-        task = tasks[index]
-        if task.notebook is None:
-            return len(EXPECTED_ORDER) + 1
-        return EXPECTED_ORDER.index(task.lab) if task.lab in EXPECTED_ORDER else len(EXPECTED_ORDER)
-
-    return sorted(range(len(tasks)), key=rank)
-
-
-TAKEN, FINISHED = 1, 2  # estado de cada entrega en la cola (0: nadie la ha tomado)
-
-
-class _Queue:
-    """La cola común: cada proceso toma la siguiente entrega libre al empezar una.
-
-    Cada proceso empieza por la suya (la ``rank``-ésima) y, mientras la califica, toma la
-    siguiente libre para arrancar ya su núcleo (:func:`_grade_in_turn`). El estado vive en
-    memoria compartida: si un proceso muere, el principal sabe qué entregas tenía tomadas.
-    """
-
-    def __init__(self, tasks: list[Task], workers: int):
-        import multiprocessing
-
-        self.tasks = tasks
-        self.next = multiprocessing.Value("i", min(workers, len(tasks)))
-        self.state = multiprocessing.Array("b", len(tasks))
-
-    def taker(self, rank: int):
-        """``take()`` de un proceso: primero la entrega ``rank``, después la siguiente libre."""
-        first = [rank]
-
-        def take() -> tuple[int, Task] | None:
-            with self.next.get_lock():
-                if first:
-                    index = first.pop()
-                else:
-                    index, self.next.value = self.next.value, self.next.value + 1
-                if index >= len(self.tasks):
-                    return None
-                self.state[index] = TAKEN
-            return index, self.tasks[index]
-
-        return take
-
-    def held(self) -> tuple[list[int], list[int]]:
-        """Las tomadas sin terminar y las que nadie tomó."""
-        held = [i for i, state in enumerate(self.state) if state == TAKEN]
-        return held, [i for i, state in enumerate(self.state) if state == 0]
-
-
-_queue: _Queue | None = None  # la cola de este proceso de trabajo (:func:`_init_queue`)
-
-
-def _init_queue(queue: _Queue) -> None:
+def _init_queue(queue: work_queue.WorkQueue) -> None:
     global _queue
     _queue = queue
     init_worker()
@@ -406,7 +335,7 @@ def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int
     Las tomadas y las sin tomar solo quedan si un proceso murió (``BrokenProcessPool``).
     """
     workers = max(1, min(jobs, len(tasks)))
-    queue = _Queue(tasks, workers)
+    queue = work_queue.WorkQueue(tasks, workers)
     done: dict[int, results.Result] = {}
     broken = False
     with ProcessPoolExecutor(workers, initializer=_init_queue, initargs=(queue,)) as pool:
@@ -422,15 +351,15 @@ def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int
                     broken = True
     if not broken:
         return done, [], []
-    held, untouched = queue.held()
+    held, untouched = queue.unfinished()
     for index in shown - set(done):  # terminó antes de que su proceso muriera
         done[index] = _read(autograded, tasks[index])
     return done, held, untouched
 
 
-def _show(queue: _Queue, shown: set[int], bar) -> set[int]:
+def _show(queue: work_queue.WorkQueue, shown: set[int], bar) -> set[int]:
     """Avanza la barra con las entregas terminadas desde la última vez."""
-    now = {i for i, state in enumerate(queue.state) if state == FINISHED}
+    now = queue.done()
     for index in sorted(now - shown):
         task = queue.tasks[index]
         bar.set_postfix_str(printable(f"{task.student} · {task.lab}"), refresh=False)
@@ -449,7 +378,7 @@ def _drain(rank: int, autograded: Path, settings: Settings) -> list[tuple[int, r
     done = []
     for index, result in _grade_in_turn(_queue.taker(rank), autograded, settings):
         done.append((index, result))
-        _queue.state[index] = FINISHED
+        _queue.finished(index)
     return done
 
 
