@@ -6,197 +6,91 @@ Una sola: ``nice -n 19 python -m pytest -q tests/test_labs_357.py -k 03_posicion
 (cada laboratorio ejecuta su cuaderno de solución una vez en este proceso).
 """
 
-import math
-from pathlib import Path
-
 import nbformat
 import pytest
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.nn.utils.rnn import pad_sequence
 
 from course import labs
-from course.reference import layers, positional, translation
-from course.reference.model import greedy_decode
-from course.reference.multihead import MultiHeadAttention
-from course.translation.data import BOS_IDX, EOS_IDX, PAD_IDX
+from course.mistakes import layers, positional, translation
 
-# --- laboratorio 3 -------------------------------------------------------------------
-
-
-def angle_in_float32(max_len, d_model):
-    """La forma cerrada con el ángulo en float32: pierde precisión con miles de posiciones."""
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
-    dims = torch.arange(d_model)
-    angle = position / 10000.0 ** ((dims // 2 * 2).float() / d_model)
-    return torch.where(dims % 2 == 0, angle.sin(), angle.cos())
-
-
-def exp_in_float32(max_len, d_model):
-    """La forma exp/log como en muchos tutoriales: todo en float32."""
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
-    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2).float() / d_model)
-    pe = torch.zeros(max_len, d_model)
-    pe[:, 0::2] = torch.sin(position * frequency)
-    pe[:, 1::2] = torch.cos(position * frequency)
-    return pe
-
-
-class RefusesMaxLen(positional.PositionalEncoding):
-    """``T >= max_len`` en lugar de ``T > max_len``: rechaza una frase que cabe justo."""
-
-    def forward(self, x):
-        if x.size(1) >= self.pe.size(0):
-            raise ValueError("demasiado larga")
-        return super().forward(x)
-
-
-# --- laboratorio 5 -------------------------------------------------------------------
-
-
-class EncoderAttentionWithoutDropout(layers.EncoderLayer):
-    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
-        self.self_attn = MultiHeadAttention(d_model, num_heads)
-
-
-class EncoderFeedForwardWithoutDropout(layers.EncoderLayer):
-    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
-        self.feed_forward = layers.PositionwiseFeedForward(d_model, d_ff)
-
-
-class DecoderAttentionWithoutDropout(layers.DecoderLayer):
-    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
-        self.self_attn = MultiHeadAttention(d_model, num_heads)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads)
-
-
-class DecoderFeedForwardWithoutDropout(layers.DecoderLayer):
-    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
-        self.feed_forward = layers.PositionwiseFeedForward(d_model, d_ff)
-
-
-# --- laboratorio 7 -------------------------------------------------------------------
-
-
-def _loss(model, batch, pad_idx, smoothing):
-    src, tgt_in, tgt_out = batch
-    logits = model(src, tgt_in, *translation.batch_masks(src, tgt_in, pad_idx))
-    return F.cross_entropy(
-        logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_idx, label_smoothing=smoothing
-    )
-
-
-def step_without_zero_grad(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm):
-    model.train()
-    loss = _loss(model, batch, pad_idx, smoothing)
-    loss.backward()
-    if clip_norm is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-    optimizer.step()
-    if scheduler is not None:
-        scheduler.step()
-    return loss.item()
-
-
-def step_clipping_too_late(model, batch, optimizer, scheduler, pad_idx, smoothing, clip_norm):
-    model.train()
-    loss = _loss(model, batch, pad_idx, smoothing)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    if clip_norm is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-    if scheduler is not None:
-        scheduler.step()
-    return loss.item()
-
-
-def evaluate_with_gradients(model, batches, pad_idx):
-    """``evaluate`` sin ``torch.no_grad()``: mismos valores, pero construye el grafo."""
-    was_training = model.training
-    model.eval()
-    total, count = 0.0, 0
-    for src, tgt_in, tgt_out in batches:
-        logits = model(src, tgt_in, *translation.batch_masks(src, tgt_in, pad_idx))
-        total += F.cross_entropy(
-            logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_idx, reduction="sum"
-        ).item()
-        count += int((tgt_out != pad_idx).sum())
-    model.train(was_training)
-    return total / count, math.exp(total / count)
-
-
-def translate_in_training_mode(model, tokenizer, sentences, max_len, device):
-    """``greedy_translate`` sin ``model.eval()``: con dropout, cada ejecución traduce distinto."""
-    ids = [torch.tensor(s) for s in tokenizer.encode_batch(list(sentences))]
-    src = pad_sequence(ids, batch_first=True, padding_value=PAD_IDX).to(device)
-    src_mask, _ = translation.batch_masks(src, src, PAD_IDX)
-    with torch.no_grad():
-        out = greedy_decode(model, src, src_mask, max_len, BOS_IDX, EOS_IDX, PAD_IDX)
-    return [tokenizer.decode(row) for row in out[:, 1:].tolist()]
-
-
-def file_without_last_newline(model, tokenizer, pairs, path, max_len, device):
-    """Las traducciones unidas con ``"\\n".join``: la última línea queda sin su ``\\n``."""
-    hypotheses = translation.greedy_translate(
-        model, tokenizer, [de for de, _ in pairs], max_len, device
-    )
-    Path(path).write_text("\\n".join(hypotheses), encoding="utf-8")
-    return translation.corpus_bleu(hypotheses, [en for _, en in pairs])
-
-
+# Los mutantes son los del catálogo (``course.mistakes``): el mismo error que nombran las
+# huellas y las pistas de las pruebas ocultas, sin una copia aquí que pueda divergir.
 CASES = [
-    ("03_posicional", "ej2_senoidal", "sinusoidal_encoding", angle_in_float32, "float32"),
-    ("03_posicional", "ej3_senoidal_exp", "sinusoidal_encoding_exp", exp_in_float32, "float32"),
-    ("03_posicional", "ej4_posicional", "PositionalEncoding", RefusesMaxLen, "T = max_len"),
+    (
+        "03_posicional",
+        "ej2_senoidal",
+        "sinusoidal_encoding",
+        positional.sinusoidal_angle_float32,
+        "float32",
+    ),
+    (
+        "03_posicional",
+        "ej3_senoidal_exp",
+        "sinusoidal_encoding_exp",
+        positional.exp_angle_float32,
+        "float32",
+    ),
+    (
+        "03_posicional",
+        "ej4_posicional",
+        "PositionalEncoding",
+        positional.PositionalEncodingRefusesMaxLen,
+        "T = max_len",
+    ),
     (
         "05_capas",
         "ej2_encoder_layer",
         "EncoderLayer",
-        EncoderAttentionWithoutDropout,
+        layers.EncoderLayerAttentionWithoutDropout,
         "MultiHeadAttention",
     ),
     (
         "05_capas",
         "ej2_encoder_layer",
         "EncoderLayer",
-        EncoderFeedForwardWithoutDropout,
+        layers.EncoderLayerFeedForwardWithoutDropout,
         "PositionwiseFeedForward",
     ),
     (
         "05_capas",
         "ej3_decoder_layer",
         "DecoderLayer",
-        DecoderAttentionWithoutDropout,
+        layers.DecoderLayerAttentionsWithoutDropout,
         "MultiHeadAttention",
     ),
     (
         "05_capas",
         "ej3_decoder_layer",
         "DecoderLayer",
-        DecoderFeedForwardWithoutDropout,
+        layers.DecoderLayerFeedForwardWithoutDropout,
         "PositionwiseFeedForward",
     ),
-    ("07_multi30k", "ej3_paso", "train_step", step_without_zero_grad, "zero_grad"),
-    ("07_multi30k", "ej3_paso", "train_step", step_clipping_too_late, "antes de optimizer.step"),
-    ("07_multi30k", "ej4_evaluacion", "evaluate", evaluate_with_gradients, "torch.no_grad"),
+    ("07_multi30k", "ej3_paso", "train_step", translation.step_without_zero_grad, "zero_grad"),
+    (
+        "07_multi30k",
+        "ej3_paso",
+        "train_step",
+        translation.step_clipping_after_step,
+        "antes de optimizer.step",
+    ),
+    (
+        "07_multi30k",
+        "ej4_evaluacion",
+        "evaluate",
+        translation.evaluate_with_gradients,
+        "torch.no_grad",
+    ),
     (
         "07_multi30k",
         "ej5_traduccion",
         "greedy_translate",
-        translate_in_training_mode,
+        translation.translate_in_training_mode,
         "model.eval()",
     ),
     (
         "07_multi30k",
         "ej7_archivo",
         "translate_test_set",
-        file_without_last_newline,
+        translation.file_without_last_newline,
         "no termina en",
     ),
 ]
