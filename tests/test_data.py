@@ -330,6 +330,19 @@ def test_make_loader_yields_batches(toy_dataset):
 
 
 @needs_multi30k
+def test_device_batches_equal_the_loader_batches_every_epoch(toy_dataset):
+    loader = data.make_loader(toy_dataset, max_tokens=96, seed=3)
+    on_device = data.DeviceBatches(toy_dataset, loader.batch_sampler, "cpu")
+    assert len(on_device) == len(loader) and on_device.dataset is toy_dataset
+    for epoch in (0, 1):
+        loader.batch_sampler.set_epoch(epoch)
+        pairs = list(zip(loader, on_device, strict=True))
+        assert len(pairs) > 2
+        for expected, got in pairs:
+            for name, a, b in zip(expected._fields, expected, got, strict=True):
+                assert a.dtype == b.dtype and torch.equal(a, b), f"{name}, época {epoch}"
+
+
 def test_embedded_sums_match_shared_sha256sums():
     if not (REAL_DIR / "SHA256SUMS").is_file():
         pytest.skip(f"no hay SHA256SUMS en {REAL_DIR}")

@@ -621,3 +621,15 @@ def test_checkpoints_from_before_attention_dropout_load_and_resume(toy, tmp_path
     model, _, _ = load_model(out / "last.pt")
     assert model.config.attention_dropout is None
     assert _train(cfg, out, toy, decode_test=False, resume=True).step > 3
+
+
+def test_cuda_attention_leaves_out_cudnn_and_cpu_is_untouched():
+    # cuDNN planea cada forma nueva de la atención: con lotes por cubetas, 10 veces más lento
+    cuda = train_module.attention_backends(torch.device("cuda"))
+    with cuda:
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled()
+        assert torch.backends.cuda.mem_efficient_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled()
+    with train_module.attention_backends(torch.device("cpu")):
+        assert torch.backends.cuda.cudnn_sdp_enabled()

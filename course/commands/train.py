@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
     épocas, tope de minutos y tamaño del lote."""
     parser.add_argument(
         "--preset", choices=list(PRESETS), default="cpu", metavar="RECETA",
-        help="receta: gpu (una H100, ~8 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
+        help="receta: gpu (una GPU, ~2 min), cpu (2 núcleos, ~25 min), rapida (2 núcleos,"
         " ~10 min, para una clase), corta (2 núcleos, ~3 min, para probar primero) o smoke"
         " (segundos); por omisión, cpu",
     )  # fmt: skip

@@ -41,6 +41,7 @@ import sacrebleu
 import torch
 import torch.distributed as dist
 from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
@@ -66,6 +67,7 @@ from course.translation.config import ModelConfig, TrainConfig
 from course.translation.data import (
     PAD_IDX,
     Batch,
+    DeviceBatches,
     PairDataset,
     build_tokenizer,
     make_loader,
@@ -142,6 +144,20 @@ def setup_runtime(device: str | torch.device | None = None) -> Runtime:
     return Runtime(torch.device(device))
 
 
+def attention_backends(device: torch.device):
+    """En CUDA, la atención fusionada sin el núcleo de cuDNN; en CPU, nada cambia.
+
+    cuDNN prepara un plan para cada forma nueva de la atención, y los lotes por cubetas
+    traen una forma nueva casi en cada paso: con él, 4-5 pasos/s de la receta ``gpu``; sin
+    él (los núcleos *flash* y de memoria eficiente), 42-50 (H200, docs/benchmarks.md).
+    """
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    return sdpa_kernel(
+        [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    )
+
+
 def autocast(device: torch.device):
     """``bfloat16`` con ``autocast`` en CUDA; en CPU, precisión completa."""
     if device.type == "cuda":
@@ -187,7 +203,7 @@ class Data(NamedTuple):
     """Tokenizador y lotes: de entrenamiento (por cubetas de longitud) y de validación."""
 
     tokenizer: SubwordTokenizer
-    train: DataLoader
+    train: DataLoader | DeviceBatches  # DeviceBatches en GPU con el collate de la referencia
     val: DataLoader
 
 
@@ -219,6 +235,13 @@ class Run:
     at: Position
     result: TrainResult
     estimate_from: float | None = None  # instante del paso ESTIMATE_STEPS[0] de esta sesión
+    saved_at: float = field(default_factory=time.perf_counter)  # el último last.pt guardado
+
+    def save_last(self) -> None:
+        """Guarda ``last.pt`` (solo el proceso 0) y anota cuándo."""
+        if self.rt.main:
+            save_checkpoint(self.out_dir / LAST_FILE, self.checkpoint())
+        self.saved_at = time.perf_counter()
 
     def checkpoint(self) -> dict:
         """Estado para ``last.pt``: reanudar en la época ``at.epoch``, lote ``at.batch``."""
@@ -274,6 +297,8 @@ def load_data(
         train_set, cfg.max_tokens, seed=cfg.seed, rank=rt.rank, world_size=rt.world_size,
         pin_memory=pin, **batching,
     )  # fmt: skip
+    if pin and collate is None:  # en GPU, los lotes se forman en ella (DeviceBatches)
+        loader = DeviceBatches(train_set, loader.batch_sampler, rt.device)
     val_tokens = max(cfg.max_tokens, max(val_set.lengths))
     val_loader = make_loader(val_set, val_tokens, shuffle=False, pin_memory=pin, **batching)
     return Data(tokenizer, loader, val_loader)
@@ -356,6 +381,7 @@ class EpochStats:
     stop: Stop | None = None
 
 
+SAVE_SECONDS = 60.0  # last.pt al final de una época, si el anterior tiene al menos esto
 ESTIMATE_STEPS = (5, 25)  # la estimación mide la velocidad entre estos pasos de la sesión
 
 
@@ -375,6 +401,7 @@ def train_epoch(run: Run, train_step: StepFn, progress: bool, max_steps: int | N
     for i, batch in enumerate(_batches(run)):
         if i < stats.first_batch:
             continue  # lotes ya vistos antes de la interrupción
+        tokens = int((batch.tgt_out != PAD_IDX).sum())  # en la CPU: sin esperar a la GPU
         batch = batch.to(rt.device, non_blocking=True)
         with autocast(rt.device):
             loss = train_step(
@@ -382,16 +409,15 @@ def train_epoch(run: Run, train_step: StepFn, progress: bool, max_steps: int | N
                 cfg.label_smoothing, cfg.clip_norm,
             )  # fmt: skip
         at.step, at.batch, stats.next_batch = at.step + 1, i + 1, i + 1
-        stats.tokens += int((batch.tgt_out != PAD_IDX).sum()) * rt.world_size
+        stats.tokens += tokens * rt.world_size
         run.result.train_losses.append(loss)
         rate = stats.tokens / max(time.perf_counter() - stats.started, 1e-9)
-        bar.set_postfix(pérdida=number(loss, 3), tok_s=number(rate))
+        bar.set_postfix(pérdida=number(loss, 3), tok_s=number(rate), refresh=False)
         bar.update()
         _maybe_estimate(run)
         stats.stop = _stop_reason(run, max_steps)
         if stats.stop or (cfg.save_every and at.step % cfg.save_every == 0):
-            if rt.main:
-                save_checkpoint(run.out_dir / LAST_FILE, run.checkpoint())
+            run.save_last()
         if stats.stop:
             with tqdm.external_write_mode():  # el mensaje en su línea, no tras la barra
                 run.say(
@@ -500,13 +526,24 @@ def end_epoch(run: Run, stats: EpochStats, evaluate: EvalFn) -> None:
     partial = stats.stop is not None and stats.next_batch < len(run.data.train)
     if not partial:
         at.epoch, at.batch = at.epoch + 1, 0
-    if run.rt.main:
-        if val_loss < at.best_val:
-            at.best_val = val_loss
+    if val_loss < at.best_val:
+        at.best_val = val_loss
+        if run.rt.main:
             save_checkpoint(run.out_dir / BEST_FILE, for_translation(run.checkpoint()))
-        if not partial:
-            save_checkpoint(run.out_dir / LAST_FILE, run.checkpoint())
+    if not partial and _last_due(run, stats):
+        run.save_last()
     run.rt.barrier()
+
+
+def _last_due(run: Run, stats: EpochStats) -> bool:
+    """¿Toca ``last.pt`` al final de la época? Al final, tras un tope o cada ``SAVE_SECONDS``.
+
+    Con épocas de pocos segundos (en GPU), guardar cada época costaba más que entrenar:
+    ``last.pt`` lleva el optimizador y los pesos por promediar (cientos de MB). Un corte
+    pierde como mucho ``SAVE_SECONDS`` de entrenamiento.
+    """
+    elapsed = time.perf_counter() - run.saved_at
+    return stats.stop is not None or run.at.epoch >= run.cfg.epochs or elapsed >= SAVE_SECONDS
 
 
 def _epochs_left(cfg: TrainConfig, epoch: int, per_epoch: float, elapsed: float) -> float:
@@ -656,22 +693,25 @@ def train(
     """
     train_step, evaluate = _with_reference(train_step, evaluate)
     rt = setup_runtime(device)
-    run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums, collate)
-    run.scheduler.restart()  # el tope de tiempo cuenta desde aquí, no desde leer los datos
-    tokens = 0
-    with threads.beside_others(rt.device.type == "cpu" and not rt.distributed, run.say) as adjust:
-        while run.at.epoch < cfg.epochs:
-            adjust()  # un hilo menos por núcleo que ocupen otros programas
-            stats = train_epoch(run, train_step, progress, max_steps)
-            tokens += stats.tokens
-            if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
-                break  # interrupción: se reanuda desde last.pt, ya guardado
-            end_epoch(run, stats, evaluate)
-            if stats.stop:
-                break
-    _finish_training(run, tokens)
-    if decode_test and rt.main and run.result.history:
-        translate_test(run, evaluate, data_dir, sums, corpus_bleu)
+    with attention_backends(rt.device):  # hasta el final: también traduce
+        run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums, collate)
+        run.scheduler.restart()  # el tope de tiempo cuenta desde aquí, no desde leer los datos
+        tokens = 0
+        with threads.beside_others(
+            rt.device.type == "cpu" and not rt.distributed, run.say
+        ) as adjust:
+            while run.at.epoch < cfg.epochs:
+                adjust()  # un hilo menos por núcleo que ocupen otros programas
+                stats = train_epoch(run, train_step, progress, max_steps)
+                tokens += stats.tokens
+                if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
+                    break  # interrupción: se reanuda desde last.pt, ya guardado
+                end_epoch(run, stats, evaluate)
+                if stats.stop:
+                    break
+        _finish_training(run, tokens)
+        if decode_test and rt.main and run.result.history:
+            translate_test(run, evaluate, data_dir, sums, corpus_bleu)
     if rt.main:
         (run.out_dir / METRICS_FILE).write_text(_json(run.result.to_json()), encoding="utf-8")
     rt.barrier()

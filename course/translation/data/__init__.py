@@ -23,8 +23,8 @@ arrancar el núcleo.
 import importlib
 
 _NAMES = {
-    "batching": ("Batch", "PairDataset", "TokenBucketSampler", "collate", "make_loader",
-                 "padding_ratio"),
+    "batching": ("Batch", "DeviceBatches", "PairDataset", "TokenBucketSampler", "collate",
+                 "make_loader", "padding_ratio"),
     "corpus": ("read_split", "synthetic_corpus", "toy_pairs"),
     "sources": ("BASE_URL", "ENV_VAR", "LANGS", "MULTI30K_SHA256", "SPLITS", "DataError",
                 "cache_dir", "cache_root", "locate", "shared_dir"),

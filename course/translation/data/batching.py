@@ -161,6 +161,45 @@ class TokenBucketSampler(Sampler[list[int]]):
         return len(self._batches())
 
 
+class DeviceBatches:
+    """Los lotes de un ``TokenBucketSampler`` formados en ``device``, sin ``collate`` por lote.
+
+    Todas las frases se rellenan una vez, en dos tensores que viven en ``device``; cada lote
+    es una selección de filas recortada a su frase más larga: el mismo ``Batch`` que daría
+    ``collate`` con esas frases. Con un modelo pequeño en GPU, formar cada lote en Python
+    y copiarlo costaba más que el paso de entrenamiento.
+
+    Se usa como el ``DataLoader`` de :func:`make_loader`: ``len``, iteración, ``dataset``
+    y ``batch_sampler`` (con ``set_epoch``).
+
+    Forma:
+        cada lote: src (B, T_src), tgt_in (B, T_tgt - 1), tgt_out (B, T_tgt - 1), en ``device``
+    """
+
+    def __init__(
+        self, dataset: PairDataset, batch_sampler: TokenBucketSampler, device: torch.device | str
+    ) -> None:
+        self.dataset, self.batch_sampler, self.device = dataset, batch_sampler, torch.device(device)
+        self.src, self.src_len = self._padded(dataset.src)  # (N, max T_src), (N,)
+        self.tgt, self.tgt_len = self._padded(dataset.tgt)  # (N, max T_tgt), (N,)
+
+    def _padded(self, sequences: Sequence[Sequence[int]]) -> tuple[Tensor, list[int]]:
+        rows = [torch.tensor(s) for s in sequences]
+        table = pad_sequence(rows, batch_first=True, padding_value=PAD_IDX)
+        return table.to(self.device), [len(s) for s in sequences]
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler)
+
+    def __iter__(self) -> Iterator[Batch]:
+        for indices in self.batch_sampler:
+            rows = torch.tensor(indices).to(self.device, non_blocking=True)
+            src_width = max(self.src_len[i] for i in indices)
+            tgt_width = max(self.tgt_len[i] for i in indices)
+            src, tgt = self.src[rows, :src_width], self.tgt[rows, :tgt_width]
+            yield Batch(src, tgt[:, :-1], tgt[:, 1:])
+
+
 def padding_ratio(batches: Sequence[Sequence[int]], dataset: PairDataset) -> float:
     """Fracción de posiciones de relleno en src y tgt si se agrupa ``dataset`` en ``batches``.
 
