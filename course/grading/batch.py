@@ -18,10 +18,11 @@ un zip y ``submitted/``, dos cuadernos sin ``<lab>.ipynb``) quedan como error qu
 nombra: no se elige ninguna. Cada cuaderno se lee sin seguir enlaces y solo si es un
 archivo normal de un solo nombre; lo demás es un error de esa entrega.
 
-Diseño: cada proceso de trabajo importa nbgrader una vez y califica series de entregas
-(:func:`grade_series`), cada una en su propio curso temporal
-(``course.grading.grade_notebook``) y con su núcleo nuevo, que arranca mientras se
-califica la anterior (``course.grading.pool``): nada se comparte entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
+Diseño: cada proceso de trabajo importa nbgrader una vez y toma entregas de una cola
+común, las caras primero (``course.grading.work_queue``); cada una se califica en su
+propio curso temporal (``course.grading.grade_notebook``) y con su núcleo nuevo, que
+arranca mientras se califica la anterior (``course.grading.pool``): nada se comparte
+entre estudiantes. Deja ``autograded/<estudiante>/<lab>/<lab>.ipynb`` y un
 ``calificacion.json``; quien llama (el proceso principal, el único que escribe en
 ``gradebook.db``) une después los resultados (``course.grading.results.merge``). Una
 entrega rota se anota como error y no detiene las demás.
@@ -368,6 +369,7 @@ def _show(queue: work_queue.WorkQueue, shown: set[int], bar) -> set[int]:
 
 
 def _read(autograded: Path, task: Task) -> results.Result:
+    """El resultado que dejó en disco un proceso que murió después de escribirlo."""
     return results.Result(
         **json.loads(results.path_for(autograded, task.student, task.lab).read_text())
     )
