@@ -16,8 +16,9 @@ tenía tomadas (:meth:`WorkQueue.unfinished`).
 import multiprocessing
 import time
 
-# Segundos de calificar la solución con su núcleo ya arrancado, de mediana (2 procesos,
-# CPU-2, 26-11-2026). Un laboratorio que no está aquí cuenta como el más caro de ellos.
+# Segundos de calificar la solución con su núcleo ya arrancado (2 procesos, CPU-2 con
+# carga ≈ 4, redondeados de dos medidas del 26-11-2026): importa el orden y la proporción,
+# no la cifra. Un laboratorio que no está aquí cuenta como el más caro.
 EXPECTED_SECONDS = {
     "07_multi30k": 13.0,
     "05_capas": 6.0,
