@@ -218,29 +218,42 @@ def test_config_dropout_reaches_the_model_in_training_mode():
     assert not torch.allclose(model.train()(SRC, TGT, *masks), expected)
 
 
-def _dropout_rates(model: Transformer) -> tuple[list[float], list[float]]:
-    """Tasas de los ``nn.Dropout`` de ``model``: (las de la atención, las demás)."""
-    attention, other = [], []
+def _dropout_rates(model: Transformer) -> dict[str, list[float]]:
+    """Tasas de los ``nn.Dropout`` de ``model``: de la atención, de la FFN y las demás."""
+    rates = {"attention": [], "activation": [], "other": []}
     for name, module in model.named_modules():
         if isinstance(module, nn.Dropout):
-            is_attention = name.endswith(("self_attn.dropout", "cross_attn.dropout"))
-            (attention if is_attention else other).append(module.p)
-    return attention, other
+            if name.endswith(("self_attn.dropout", "cross_attn.dropout")):
+                rates["attention"].append(module.p)
+            elif name.endswith("feed_forward.dropout"):
+                rates["activation"].append(module.p)
+            else:
+                rates["other"].append(module.p)
+    return rates
 
 
-@pytest.mark.parametrize(("attention_dropout", "want"), [(None, 0.3), (0.0, 0.0), (0.1, 0.1)])
-def test_attention_dropout_replaces_dropout_only_on_attention_weights(attention_dropout, want):
-    model = _model(dropout=0.3, attention_dropout=attention_dropout)
-    attention, other = _dropout_rates(model)
+@pytest.mark.parametrize(
+    ("attention_dropout", "activation_dropout", "attention", "activation"),
+    [(None, None, 0.3, 0.3), (0.0, None, 0.0, 0.3), (None, 0.0, 0.3, 0.0), (0.1, 0.2, 0.1, 0.2)],
+)
+def test_attention_and_activation_dropout_replace_dropout_only_where_they_say(
+    attention_dropout, activation_dropout, attention, activation
+):
+    model = _model(
+        dropout=0.3, attention_dropout=attention_dropout, activation_dropout=activation_dropout
+    )
     # 2 capas del codificador (autoatención) y 2 del decodificador (autoatención y cruzada)
-    assert attention == [want] * 6
-    # la posicional y, en cada una de las 4 capas, la de la FFN y la de los residuales
-    assert other == [0.3] * 9
+    # 4 capas con una FFN cada una; la posicional y un residual por capa
+    assert _dropout_rates(model) == {
+        "attention": [attention] * 6,
+        "activation": [activation] * 4,
+        "other": [0.3] * 5,
+    }
 
 
-def test_attention_dropout_keeps_the_parameters_and_their_initialization():
+def test_separate_dropout_rates_keep_the_parameters_and_their_initialization():
     want = _model(seed=3, dropout=0.1).state_dict()
-    got = _model(seed=3, dropout=0.1, attention_dropout=0.0).state_dict()
+    got = _model(seed=3, dropout=0.1, attention_dropout=0.0, activation_dropout=0.0).state_dict()
     assert got.keys() == want.keys()
     for name, tensor in want.items():
         torch.testing.assert_close(got[name], tensor, msg=name)

@@ -596,40 +596,32 @@ def test_busy_cores_is_a_share_of_the_machine():
     assert busy is None or 0.0 <= busy <= os.cpu_count()
 
 
-def test_recipe_passes_attention_dropout_to_the_model():
-    assert TINY.model_config(200).attention_dropout is None  # None: la del resto, 0,1
-    cfg = dataclasses.replace(TINY, attention_dropout=0.0)
+def test_recipe_passes_attention_and_activation_dropout_to_the_model():
+    config = TINY.model_config(200)
+    assert (config.attention_dropout, config.activation_dropout) == (None, None)  # las de dropout
+    cfg = dataclasses.replace(TINY, attention_dropout=0.0, activation_dropout=0.05)
     model = Transformer(cfg.model_config(200))
     rates = {n: m.p for n, m in model.named_modules() if isinstance(m, torch.nn.Dropout)}
     assert {p for n, p in rates.items() if n.endswith("attn.dropout")} == {0.0}
-    assert {p for n, p in rates.items() if not n.endswith("attn.dropout")} == {0.1}
+    assert {p for n, p in rates.items() if n.endswith("feed_forward.dropout")} == {0.05}
+    others = {p for n, p in rates.items() if not n.endswith(("attn.dropout", "forward.dropout"))}
+    assert others == {0.1}  # residuales y posicional
 
 
-def _without_attention_dropout(path) -> None:
-    """Reescribe ``path`` como lo habría guardado el curso antes de ``attention_dropout``."""
+def _as_before_separate_rates(path) -> None:
+    """Reescribe ``path`` como lo guardaba el curso antes de las tasas de *dropout* separadas."""
     state = load_checkpoint(path)
-    del state["model_config"]["attention_dropout"]
-    del state["train_config"]["attention_dropout"]
+    for key in ("attention_dropout", "activation_dropout"):
+        del state["model_config"][key]
+        del state["train_config"][key]
     save_checkpoint(path, state)
 
 
-def test_checkpoints_from_before_attention_dropout_load_and_resume(toy, tmp_path):
+def test_checkpoints_from_before_separate_dropout_rates_load_and_resume(toy, tmp_path):
     out = tmp_path / "run"
     cfg = dataclasses.replace(TINY, epochs=2)
     _train(cfg, out, toy, decode_test=False, max_steps=3)
-    _without_attention_dropout(out / "last.pt")
+    _as_before_separate_rates(out / "last.pt")
     model, _, _ = load_model(out / "last.pt")
-    assert model.config.attention_dropout is None
+    assert (model.config.attention_dropout, model.config.activation_dropout) == (None, None)
     assert _train(cfg, out, toy, decode_test=False, resume=True).step > 3
-
-
-def test_cuda_attention_leaves_out_cudnn_and_cpu_is_untouched():
-    # cuDNN planea cada forma nueva de la atención: con lotes por cubetas, 10 veces más lento
-    cuda = train_module.attention_backends(torch.device("cuda"))
-    with cuda:
-        assert not torch.backends.cuda.cudnn_sdp_enabled()
-        assert torch.backends.cuda.flash_sdp_enabled()
-        assert torch.backends.cuda.mem_efficient_sdp_enabled()
-    assert torch.backends.cuda.cudnn_sdp_enabled()
-    with train_module.attention_backends(torch.device("cpu")):
-        assert torch.backends.cuda.cudnn_sdp_enabled()

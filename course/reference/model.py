@@ -24,9 +24,11 @@ class Transformer(nn.Module):
     Con ``config.tie_weights`` el generador y el *embedding* de destino comparten la
     misma matriz (V, D) (§3.4): un solo tensor, contado una vez. Todos los parámetros
     con más de un eje se inicializan con Xavier uniforme; los sesgos y las normas
-    conservan la inicialización de PyTorch. ``config.attention_dropout`` (si no es
-    ``None``) sustituye a ``config.dropout`` solo sobre los pesos de atención: con 0, la
-    atención fusionada de la CPU usa su núcleo rápido y el resto del *dropout* sigue.
+    conservan la inicialización de PyTorch. ``config.attention_dropout`` y
+    ``config.activation_dropout`` (si no son ``None``) sustituyen a ``config.dropout``
+    sobre los pesos de atención y tras la activación de la FFN: con 0, la atención
+    fusionada de la CPU usa su núcleo rápido, la FFN ahorra una pasada y el *dropout* de
+    los residuales y los *embeddings* sigue regularizando.
 
     Args:
         config: hiperparámetros (:class:`course.translation.config.ModelConfig`).
@@ -46,10 +48,7 @@ class Transformer(nn.Module):
         self.positional = PositionalEncoding(c.d_model, c.dropout, c.max_len)
         encoder_layer = EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
         decoder_layer = DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
-        if c.attention_dropout is not None:  # en los prototipos, antes de copiarlos
-            attentions = (encoder_layer.self_attn, decoder_layer.self_attn, decoder_layer.cross_attn)
-            for attention in attentions:
-                attention.dropout.p = c.attention_dropout
+        _set_dropout(encoder_layer, decoder_layer, c)  # en los prototipos, antes de copiarlos
         self.encoder = Encoder(encoder_layer, c.num_encoder_layers)
         self.decoder = Decoder(decoder_layer, c.num_decoder_layers)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
@@ -78,6 +77,21 @@ class Transformer(nn.Module):
         memory = self.encode(src, src_mask)  # (B, T_k, D)
         out, _ = self.decode(memory, src_mask, tgt, tgt_mask)  # (B, T_q, D)
         return self.generator(out)  # (B, T_q, V)
+
+
+def _set_dropout(encoder_layer: EncoderLayer, decoder_layer: DecoderLayer, c: ModelConfig) -> None:
+    """Aplica ``c.attention_dropout`` y ``c.activation_dropout`` si no son ``None``.
+
+    Las capas reciben un solo ``dropout`` (como las de PyTorch); estas dos tasas lo
+    sustituyen sobre los pesos de atención y tras la activación de la *feed-forward*.
+    """
+    attentions = (encoder_layer.self_attn, decoder_layer.self_attn, decoder_layer.cross_attn)
+    if c.attention_dropout is not None:
+        for attention in attentions:
+            attention.dropout.p = c.attention_dropout
+    if c.activation_dropout is not None:
+        for layer in (encoder_layer, decoder_layer):
+            layer.feed_forward.dropout.p = c.activation_dropout
 
 
 def make_src_mask(src: Tensor, pad_idx: int) -> Tensor:

@@ -28,6 +28,8 @@ class ModelConfig:
     # P_drop de los pesos de atención si difiere de dropout (None = dropout). Con 0, la
     # atención fusionada de la CPU conserva su núcleo rápido (con dropout usa la cuenta lenta)
     attention_dropout: float | None = None
+    # P_drop tras la activación de la feed-forward si difiere de dropout (None = dropout)
+    activation_dropout: float | None = None
     norm_first: bool = False  # post-norm como el artículo; True para pre-norm
     tie_weights: bool = True  # el generador comparte la matriz del embedding de destino (§3.4)
     pad_idx: int = 0  # identificador del token de relleno en ambos vocabularios
@@ -53,6 +55,7 @@ class TrainConfig:
     d_ff: int = 1024
     dropout: float = 0.1
     attention_dropout: float | None = None  # None = dropout; 0 = atención fusionada rápida en CPU
+    activation_dropout: float | None = None  # None = dropout; 0 = una pasada menos por la FFN
     norm_first: bool = True  # pre-norm: estable con tasas altas y sin calentamiento largo
     fused_kernels: bool = True  # atención y LayerNorm de PyTorch (use_fused_kernels)
     vocab_size: int = 8000  # BPE conjunto alemán+inglés
@@ -90,6 +93,7 @@ class TrainConfig:
             d_ff=self.d_ff,
             dropout=self.dropout,
             attention_dropout=self.attention_dropout,
+            activation_dropout=self.activation_dropout,
             norm_first=self.norm_first,
         )
 
