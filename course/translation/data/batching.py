@@ -164,10 +164,11 @@ class TokenBucketSampler(Sampler[list[int]]):
 class DeviceBatches:
     """Los lotes de un ``TokenBucketSampler`` formados en ``device``, sin ``collate`` por lote.
 
-    Todas las frases se rellenan una vez, en dos tensores que viven en ``device``; cada lote
-    es una selección de filas recortada a su frase más larga: el mismo ``Batch`` que daría
-    ``collate`` con esas frases. Con un modelo pequeño en GPU, formar cada lote en Python
-    y copiarlo costaba más que el paso de entrenamiento.
+    ``collate`` rellena una sola vez todos los pares, hasta la frase más larga del
+    conjunto, y el resultado vive en ``device``; cada lote selecciona sus filas y las
+    recorta a su frase más larga. Sale el mismo ``Batch`` que daría ``collate`` con esas
+    frases. Con un modelo pequeño en GPU, formar cada lote en Python y copiarlo costaba
+    más que el paso de entrenamiento.
 
     Se usa como el ``DataLoader`` de :func:`make_loader`: ``len``, iteración, ``dataset``
     y ``batch_sampler`` (con ``set_epoch``).
@@ -180,13 +181,10 @@ class DeviceBatches:
         self, dataset: PairDataset, batch_sampler: TokenBucketSampler, device: torch.device | str
     ) -> None:
         self.dataset, self.batch_sampler, self.device = dataset, batch_sampler, torch.device(device)
-        self.src, self.src_len = self._padded(dataset.src)  # (N, max T_src), (N,)
-        self.tgt, self.tgt_len = self._padded(dataset.tgt)  # (N, max T_tgt), (N,)
-
-    def _padded(self, sequences: Sequence[Sequence[int]]) -> tuple[Tensor, list[int]]:
-        rows = [torch.tensor(s) for s in sequences]
-        table = pad_sequence(rows, batch_first=True, padding_value=PAD_IDX)
-        return table.to(self.device), [len(s) for s in sequences]
+        everything = collate([dataset[i] for i in range(len(dataset))])
+        self.padded = everything.to(self.device)  # cada tensor (N, la más larga del conjunto)
+        self.src_len = [len(s) for s in dataset.src]
+        self.tgt_len = [len(t) - 1 for t in dataset.tgt]  # columnas de tgt_in y tgt_out
 
     def __len__(self) -> int:
         return len(self.batch_sampler)
@@ -196,8 +194,8 @@ class DeviceBatches:
             rows = torch.tensor(indices).to(self.device, non_blocking=True)
             src_width = max(self.src_len[i] for i in indices)
             tgt_width = max(self.tgt_len[i] for i in indices)
-            src, tgt = self.src[rows, :src_width], self.tgt[rows, :tgt_width]
-            yield Batch(src, tgt[:, :-1], tgt[:, 1:])
+            src, tgt_in, tgt_out = self.padded
+            yield Batch(src[rows, :src_width], tgt_in[rows, :tgt_width], tgt_out[rows, :tgt_width])
 
 
 def padding_ratio(batches: Sequence[Sequence[int]], dataset: PairDataset) -> float:
