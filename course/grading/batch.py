@@ -29,7 +29,6 @@ entrega rota se anota como error y no detiene las demás.
 """
 
 import contextlib
-import json
 import re
 import sys
 import tempfile
@@ -354,7 +353,7 @@ def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int
         return done, [], []
     held, untouched = queue.unfinished()
     for index in shown - set(done):  # terminó antes de que su proceso muriera
-        done[index] = _read(autograded, tasks[index])
+        done[index] = results.read(autograded, tasks[index].student, tasks[index].lab)
     return done, held, untouched
 
 
@@ -366,13 +365,6 @@ def _show(queue: work_queue.WorkQueue, shown: set[int], bar) -> set[int]:
         bar.set_postfix_str(printable(f"{task.student} · {task.lab}"), refresh=False)
         bar.update()
     return now
-
-
-def _read(autograded: Path, task: Task) -> results.Result:
-    """El resultado que dejó en disco un proceso que murió después de escribirlo."""
-    return results.Result(
-        **json.loads(results.path_for(autograded, task.student, task.lab).read_text())
-    )
 
 
 def _drain(rank: int, autograded: Path, settings: Settings) -> list[tuple[int, results.Result]]:

@@ -103,12 +103,18 @@ def write(autograded: Path, result: Result) -> Path:
     return target
 
 
+def read(autograded: Path, student: str, lab: str) -> Result:
+    """El resultado que :func:`write` dejó para ``student`` y ``lab``."""
+    return _load(path_for(autograded, student, lab))
+
+
 def read_all(autograded: Path) -> list[Result]:
     """Todos los resultados bajo ``autograded/``, ordenados por estudiante y laboratorio."""
-    found = []
-    for path in sorted(autograded.glob(f"*/*/{RESULT_NAME}")):
-        found.append(Result(**json.loads(path.read_text())))
-    return found
+    return [_load(path) for path in sorted(autograded.glob(f"*/*/{RESULT_NAME}"))]
+
+
+def _load(path: Path) -> Result:
+    return Result(**json.loads(path.read_text()))
 
 
 @contextlib.contextmanager
