@@ -1,5 +1,6 @@
 """``course.student.checks``: cada comprobación acepta lo correcto y rechaza, en español, lo incorrecto."""
 
+import functools
 import math
 
 import numpy as np
@@ -327,8 +328,6 @@ def test_new_names_and_locked_modules():
 
 
 def test_torch_wrapping_its_own_function_is_not_a_patch(monkeypatch):
-    import functools
-
     from torch._compile import _disable_dynamo
 
     original = torch.manual_seed
@@ -339,6 +338,25 @@ def test_torch_wrapping_its_own_function_is_not_a_patch(monkeypatch):
         checks.close("x", torch.ones(2), torch.ones(2))
     monkeypatch.undo()  # y volver al original tampoco es un parche
     checks.close("x", torch.ones(2), torch.ones(2))
+
+
+def test_undoing_a_second_torch_wrapper_is_not_a_patch(monkeypatch):
+    """Tras importar ``torch._dynamo`` (lo hace el primer ``optimizer.step()``), deshacer
+    una envoltura de torch devuelve la de ``torch._dynamo``, que no es un parche."""
+    from torch._compile import _disable_dynamo
+
+    from course.student import guard
+
+    changes = guard._watcher([])  # apunta el torch.manual_seed de ahora como original
+    dynamo = _disable_dynamo(torch.manual_seed)
+    monkeypatch.setattr(torch, "manual_seed", dynamo)  # como import torch._dynamo
+    assert changes() == []
+    monkeypatch.setattr(torch, "manual_seed", _disable_dynamo(dynamo))
+    assert changes() == []
+    monkeypatch.setattr(torch, "manual_seed", dynamo)  # lo que hace monkeypatch.undo()
+    assert changes() == []
+    monkeypatch.setattr(torch, "manual_seed", functools.wraps(dynamo)(lambda seed: None))
+    assert [name for name, _ in changes()] == ["torch.manual_seed"]
 
 
 def test_a_meta_tensor_gets_the_device_message_even_with_hints():

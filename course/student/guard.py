@@ -25,7 +25,8 @@ importar, no de ``vars(checks)``.
 
 Excepción: si torch cambia una de sus funciones por una envoltura suya
 (``torch._dynamo`` hace ``torch.manual_seed = disable(torch.manual_seed)`` al
-importarse), se acepta, y también volver al valor original.
+importarse), se acepta, y también volver al valor original o a una envoltura de torch
+del original (deshacer una segunda envoltura devuelve la de ``torch._dynamo``).
 
 Verificarlo cuesta unos 0,5 ms por comprobación (unos 3 200 valores comparados por
 identidad). No es un blindaje: quien lea este archivo puede desactivarlo (por ejemplo a
@@ -99,8 +100,8 @@ def _from_notebook(value: object) -> bool:
     return False
 
 
-def _torch_wrapper(new: object, old: object) -> bool:
-    """¿Es ``new`` una función de PyTorch que envuelve a ``old`` (``functools.wraps``)?
+def _torch_wrapper(new: object, *olds: object) -> bool:
+    """¿Es ``new`` una función de PyTorch que envuelve a uno de ``olds`` (``functools.wraps``)?
 
     Al importarse, ``torch._dynamo`` cambia ``torch.manual_seed`` por una envoltura suya;
     eso no es un parche del estudiante. Solo cuentan funciones de verdad cuyo código está
@@ -110,8 +111,9 @@ def _torch_wrapper(new: object, old: object) -> bool:
         if type(new) is not types.FunctionType or not new.__code__.co_filename.startswith(TORCH):
             return False
         new = new.__dict__.get("__wrapped__")
-        if new is old:
-            return True
+        for old in olds:
+            if new is old:
+                return True
     return False
 
 
@@ -212,8 +214,8 @@ def _watcher(own: list[types.ModuleType]):
             differ = list_(map_(is_not, now, values))
             if True in differ:
                 for i in compress(range_(len_(differ)), differ):
-                    if now[i] is originals[i] or trusted(now[i], values[i]):
-                        # vuelve el original, o torch se envuelve a sí mismo: se adopta
+                    if now[i] is originals[i] or trusted(now[i], values[i], originals[i]):
+                        # el original, o torch envolviendo lo aceptado o el original: se adopta
                         values[i] = now[i]
                         continue
                     what = "borrado" if now[i] is missing else f"ahora {describe_(now[i])}"
