@@ -19,6 +19,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -61,12 +62,19 @@ def timed_grading(submissions: dict[tuple[str, str], Path], jobs: int) -> tuple[
 
 
 def kernel_and_torch_seconds(repeat: int = 3) -> tuple[float, float]:
+    """Mediana de arrancar un núcleo y de ``import torch`` en él, fuera del aislamiento.
+
+    Su salida va a ``/dev/null``, como la de los núcleos del calificador: los avisos de
+    ``IPKernelApp`` (TCP sin cifrar) no se mezclan con el informe.
+    """
     from jupyter_client.manager import start_new_kernel
 
     starts, imports = [], []
     for _ in range(repeat):
         begin = time.perf_counter()
-        manager, client = start_new_kernel(kernel_name="python3")
+        manager, client = start_new_kernel(
+            kernel_name="python3", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         starts.append(time.perf_counter() - begin)
         begin = time.perf_counter()
         client.execute_interactive("import torch", timeout=60)
