@@ -390,23 +390,43 @@ def _grade_in_turn(take, autograded: Path, settings: Settings):
     toma la siguiente y su núcleo arranca.
 
     Cada núcleo adelantado es de su entrega (:class:`_Ahead`) y se destruye al terminarla,
-    pase lo que pase: nunca califica a otra. Da ``(posición, resultado)`` de cada una.
+    pase lo que pase: nunca califica a otra. Los núcleos nacen de un cigoto del proceso
+    (:func:`_zygote`), que muere al terminar la serie. Da ``(posición, resultado)`` de
+    cada una.
     """
-    taken = take()
-    ahead = _Ahead(taken[1], settings) if taken else None
+    with contextlib.ExitStack() as stack:
+        zygote = _zygote(settings)
+        if zygote is not None:
+            stack.callback(zygote.close)
+        taken = take()
+        ahead = _Ahead(taken[1], settings, zygote) if taken else None
+        try:
+            while taken is not None:
+                (index, task), current = taken, ahead
+                taken = take()
+                ahead = _Ahead(taken[1], settings, zygote) if taken else None
+                try:
+                    result = grade_one(task, autograded, settings, current)
+                finally:
+                    current.close()
+                yield index, result
+        finally:
+            if ahead is not None:
+                ahead.close()
+
+
+def _zygote(settings: Settings):
+    """El cigoto de esta serie (:mod:`course.grading.zygote`), si hay aislamiento y somos
+    root; si no arranca, ``None`` y cada núcleo se lanza con su propio ``bwrap``."""
+    from course.grading import sandbox, zygote
+
+    uid = sandbox.kernel_uid()
+    if not settings.sandboxed or sandbox.available() or uid is None:
+        return None
     try:
-        while taken is not None:
-            (index, task), current = taken, ahead
-            taken = take()
-            ahead = _Ahead(taken[1], settings) if taken else None
-            try:
-                result = grade_one(task, autograded, settings, current)
-            finally:
-                current.close()
-            yield index, result
-    finally:
-        if ahead is not None:
-            ahead.close()
+        return zygote.Zygote(uid)
+    except OSError:
+        return None
 
 
 class _Ahead:
@@ -417,7 +437,7 @@ class _Ahead:
     ``grade_notebook`` lo intentará de nuevo y dará el error en su turno.
     """
 
-    def __init__(self, task: Task, settings: Settings):
+    def __init__(self, task: Task, settings: Settings, zygote=None):
         from course.grading import sandbox, staging
 
         self._stack = contextlib.ExitStack()
@@ -436,7 +456,7 @@ class _Ahead:
             return
         limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
         try:
-            stage = staging.staged(self.path, labs.get(task.lab), True, limits)
+            stage = staging.staged(self.path, labs.get(task.lab), True, limits, zygote)
             self.stage = self._stack.enter_context(stage)
         except Exception:  # noqa: BLE001 (se repite en su turno, y ahí se informa)
             self.stage = None

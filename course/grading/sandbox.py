@@ -173,6 +173,7 @@ class Box:
     readable: dict[Path, Path] = field(default_factory=dict)  # dentro -> fuera, solo lectura
     uid: int | None = None  # con root, el usuario sin privilegios del núcleo
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
+    zygote: object | None = None  # el cigoto del que nace el núcleo (course.grading.zygote), si hay
 
     WORK = Path("/tmp/trabajo")  # carpeta de trabajo del núcleo, dentro del tmpfs
 
@@ -187,15 +188,15 @@ class Box:
             f"--fsize={limits.file_size}",
             "--core=0",
         ]
-        box = ["bwrap", *_system(), "--dev", "/dev", "--proc", "/proc"]
+        box = ["bwrap", *system_mounts(), "--dev", "/dev", "--proc", "/proc"]
         box += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
         box += ["--perms", "0777", "--dir", str(self.WORK)]
-        mounts = [(path, path) for path in self._python()]
+        mounts = [(path, path) for path in python_folders()]
         mounts += [(Path(course.__file__).parent, self.package), *self.readable.items()]
         mounts += [(self.runtime, self.runtime)]
         existing = {Path("/"), Path("/tmp"), self.WORK}  # carpetas que ya hay dentro
         for inside, outside in mounts:
-            box += _parents(inside, existing)
+            box += parents(inside, existing)
             box += ["--bind" if inside == self.runtime else "--ro-bind", str(outside), str(inside)]
         box += ["--chdir", str(self.WORK)]
         box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -203,34 +204,35 @@ class Box:
         if self.uid is None:
             box += ["--unshare-user"]
         box += ["--clearenv"]
-        for name, value in self._environment().items():
+        for name, value in environment(self.env).items():
             box += ["--setenv", name, value]
         if self.uid is not None:
             box += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
             box += ["--inh-caps=-all", "--bounding-set=-all", "--"]
         return prefix + box + kernel
 
-    def _environment(self) -> dict[str, str]:
-        """Solo lo que el núcleo necesita del entorno: nada de secretos del calificador."""
-        # Un hilo por núcleo: con varias entregas a la vez, más hilos solo se estorban.
-        threads = {
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-        }
-        kept = {name: os.environ[name] for name in INHERITED if name in os.environ}
-        return threads | kept | {"HOME": str(self.WORK), "MPLBACKEND": "agg"} | self.env
 
-    def _python(self) -> list[Path]:
-        """Python y su entorno virtual, si no están ya en el sistema (pyenv, un venv en /tmp…)."""
-        found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
-        outside = {p.resolve() for p in found if not _in_system(p.resolve())}
-        return sorted(
-            p for p in outside if not any(p != q and p.is_relative_to(q) for q in outside)
-        )
+def environment(extra: dict[str, str]) -> dict[str, str]:
+    """Solo lo que el núcleo necesita del entorno, más ``extra``: nada de secretos del
+    calificador."""
+    # Un hilo por núcleo: con varias entregas a la vez, más hilos solo se estorban.
+    threads = {
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    kept = {name: os.environ[name] for name in INHERITED if name in os.environ}
+    return threads | kept | {"HOME": str(Box.WORK), "MPLBACKEND": "agg"} | extra
 
 
-def _system() -> list[str]:
+def python_folders() -> list[Path]:
+    """Python y su entorno virtual, si no están ya en el sistema (pyenv, un venv en /tmp…)."""
+    found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
+    outside = {p.resolve() for p in found if not _in_system(p.resolve())}
+    return sorted(p for p in outside if not any(p != q and p.is_relative_to(q) for q in outside))
+
+
+def system_mounts() -> list[str]:
     """Las carpetas de :data:`SYSTEM` que hay aquí, de solo lectura; los enlaces, como enlaces."""
     args = []
     for name in SYSTEM:
@@ -246,7 +248,7 @@ def _in_system(path: Path) -> bool:
     return any(path.is_relative_to(Path(name).resolve()) for name in SYSTEM)
 
 
-def _parents(path: Path, existing: set[Path]) -> list[str]:
+def parents(path: Path, existing: set[Path]) -> list[str]:
     """Crea, con permisos de paso, las carpetas intermedias de ``path`` que no hay dentro.
 
     bwrap las crearía con permisos 0700 de root, y el núcleo no podría atravesarlas.
@@ -278,10 +280,15 @@ def _user_tasks() -> int:
 SANDBOX_UID = 200_000  # como root, el núcleo corre con un uid sin privilegios desde aquí
 
 
+def kernel_uid() -> int | None:
+    """Con root, el usuario sin privilegios de los núcleos de este proceso; si no, ``None``."""
+    return SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
+
+
 def grading_box(lab: labs.Lab, tmp: Path, runtime: Path, limits: Limits | None = None) -> Box:
     """La caja de un núcleo que califica ``lab``: su copia del paquete, los tokenizadores
     y los datos de la caché, y el usuario sin privilegios si somos root."""
-    uid = SANDBOX_UID + os.getpid() % 100_000 if os.geteuid() == 0 else None
+    uid = kernel_uid()
     if uid is not None:
         os.chown(runtime, uid, uid)
     box = Box(
@@ -291,13 +298,27 @@ def grading_box(lab: labs.Lab, tmp: Path, runtime: Path, limits: Limits | None =
         limits=limits or Limits(),
         uid=uid,
     )
-    for path in _tokenizers():  # reentrenar el BPE costaría segundos en cada entrega
-        box.readable[Box.WORK / ".cache" / "transformer-es" / "tokenizers" / path.name] = path
+    box.readable.update(shared_readable())
     data = _multi30k()
     if data is not None:
-        box.readable[data] = data
         box.env["MULTI30K_DIR"] = str(data)
     return box
+
+
+def shared_readable() -> dict[Path, Path]:
+    """Lo que ve de solo lectura todo núcleo, sea cual sea la entrega: dentro -> fuera.
+
+    Los tokenizadores de la caché (reentrenar el BPE costaría segundos en cada entrega) y
+    los datos de Multi30k, en su misma ruta.
+    """
+    readable = {
+        Box.WORK / ".cache" / "transformer-es" / "tokenizers" / path.name: path
+        for path in _tokenizers()
+    }
+    data = _multi30k()
+    if data is not None:
+        readable[data] = data
+    return readable
 
 
 def socket_parent() -> str | None:
@@ -357,4 +378,6 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.kernel_spec.interrupt_mode = "message"
         if self.box.uid is not None:
             os.chown(self.connection_file, self.box.uid, self.box.uid, follow_symlinks=False)
+        if self.box.zygote is not None and self.box.zygote.serves(self.box, kernel):
+            return self.box.zygote.command(self.box, kernel)
         return self.box.command(kernel)

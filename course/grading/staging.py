@@ -51,8 +51,10 @@ def staged(
     lab: Lab | None = None,
     sandboxed: bool = True,
     limits: sandbox.Limits | None = None,
+    zygote: object | None = None,
 ):
-    """Prepara la calificación de ``path`` y lanza ya su núcleo aislado.
+    """Prepara la calificación de ``path`` y lanza ya su núcleo aislado (nacido de
+    ``zygote``, :class:`course.grading.zygote.Zygote`, si se da y puede).
 
     El núcleo arranca en cuanto su caja está lista (``pool.WarmKernel``): la copia del
     curso preparado, la restauración de celdas y el informe de integridad ocurren
@@ -76,6 +78,7 @@ def staged(
         trusted = _trusted_config(lab, source, submitted, tmp, Path(runtime), sandboxed, limits)
         warm = None
         if sandboxed:
+            trusted.SandboxedKernelManager.box.zygote = zygote
             # nbgrader la define al calificar, pero este núcleo nace antes (labs. 6 y 7 la leen).
             trusted.SandboxedKernelManager.box.env["NBGRADER_EXECUTION"] = "autograde"
             warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)

@@ -1,0 +1,138 @@
+"""Núcleos que nacen de un cigoto: torch se importa una vez por proceso de calificación.
+
+Arrancar un núcleo aislado e importar torch en él cuesta más CPU que calificar un
+cuaderno del laboratorio 1. Con dos procesos de calificación en dos núcleos de CPU, ese
+arranque compite con la calificación del otro proceso. Un :class:`Zygote` es un proceso
+dentro de ``bwrap`` que importa torch, numpy, matplotlib e ipykernel una sola vez y, por
+cada núcleo que se le pide, hace ``fork``: el núcleo nace con todo eso en memoria
+(``course/grading/zygote_main.py`` cuenta cómo se aísla cada uno).
+
+Lo que no cambia respecto de :meth:`course.grading.sandbox.Box.command`: cada núcleo ve
+solo lo de su caja (sin la copia del paquete, la carpeta de sockets ni las salidas de
+otra entrega), con sus espacios de nombres, sus límites y el usuario sin privilegios; se
+usa para una sola entrega y muere con ella. Lo único compartido es la memoria del cigoto
+antes de ninguna entrega, que cada ``fork`` copia.
+
+Para ``jupyter_client`` el núcleo es un proceso pequeño (:data:`STUB`) que pide el núcleo
+al cigoto y vive lo que él: si se le mata, el cigoto mata el espacio de procesos del
+núcleo entero. Solo como root (hace falta cambiar de usuario), y solo si todo lo que ve
+la caja está en ``/tmp`` o lo compartió el cigoto al nacer; si no, el núcleo se lanza
+como siempre con su propio ``bwrap``.
+"""
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import course
+from course.grading import sandbox
+
+SERVER = Path(__file__).with_name("zygote_main.py")
+HIDDEN = Path("/run/cigoto")  # zygote_main.HIDDEN: lo que el núcleo no ve
+STAGE = Path("/run/etapa")  # zygote_main.STAGE
+HOST_TMP = Path("/tmp")  # lo ve el cigoto; a cada núcleo se lo tapa un tmpfs nuevo
+
+# El núcleo para jupyter_client: pide uno al cigoto, espera su código de salida y, si
+# muere, el cigoto lo sabe porque se cierra la conexión.
+STUB = """import socket, sys
+connection = socket.socket(socket.AF_UNIX)
+connection.connect(sys.argv[1])
+connection.sendall(sys.argv[2].encode() + b"\\n")
+answer = connection.makefile("rb").readline().strip()
+sys.exit(int(answer) if answer else 1)
+"""
+
+
+class Zygote:
+    """El cigoto de un proceso de calificación; :meth:`close` lo mata con sus núcleos."""
+
+    def __init__(self, uid: int):
+        self.uid = uid
+        self._folder = Path(tempfile.mkdtemp(prefix="cigoto-", dir=HOST_TMP))
+        self.socket = self._folder / "s"
+        self.shared = {
+            outside: HIDDEN / "compartido" / str(number)
+            for number, outside in enumerate(sorted(set(sandbox.shared_readable().values())))
+            if not outside.is_relative_to(HOST_TMP)
+        }
+        listener = socket.socket(socket.AF_UNIX)
+        try:
+            listener.bind(str(self.socket))
+            listener.listen(64)
+            self._process = subprocess.Popen(
+                self._command(listener.fileno()),
+                pass_fds=[listener.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except BaseException:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            raise
+        finally:
+            listener.close()
+
+    def __deepcopy__(self, memo) -> "Zygote":
+        """traitlets copia la caja de cada núcleo; el cigoto es uno por proceso."""
+        return self
+
+    def _command(self, fd: int) -> list[str]:
+        """``bwrap`` del cigoto: el sistema, Python, ``/tmp`` de fuera y lo compartido."""
+        box = ["bwrap", *sandbox.system_mounts(), "--dev", "/dev", "--proc", "/proc"]
+        box += ["--bind", str(HOST_TMP), str(HOST_TMP)]
+        existing = {Path("/"), HOST_TMP}
+        for path in sandbox.python_folders():
+            box += [*sandbox.parents(path, existing), "--ro-bind", str(path), str(path)]
+        box += ["--dir", str(STAGE), "--ro-bind", str(SERVER), str(HIDDEN / "servidor.py")]
+        for outside, inside in self.shared.items():
+            box += ["--ro-bind", str(outside), str(inside)]
+        points = {Path(course.__file__).parent, *sandbox.shared_readable()}
+        for point in sorted(points):
+            if not point.is_relative_to(HOST_TMP) and point not in existing:
+                box += [*sandbox.parents(point, existing), "--dir", str(point)]
+        box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        box += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
+        for name, value in sandbox.environment({}).items():
+            box += ["--setenv", name, value]
+        return box + [sys.executable, "-I", str(HIDDEN / "servidor.py"), str(fd)]
+
+    def serves(self, box: sandbox.Box, kernel: list[str]) -> bool:
+        """¿Puede nacer de aquí el núcleo de ``box``? Si no, se lanza con su ``bwrap``."""
+        outsides = [box.package, box.runtime, *box.readable.values()]
+        return (
+            box.uid == self.uid
+            and self._process.poll() is None
+            and "ipykernel_launcher" in kernel
+            and all(p in self.shared or p.is_relative_to(HOST_TMP) for p in outsides)
+        )
+
+    def command(self, box: sandbox.Box, kernel: list[str]) -> list[str]:
+        """El proceso que ``jupyter_client`` lanza en lugar de ``bwrap``: :data:`STUB`."""
+        mounts = [(Path(course.__file__).parent, box.package, False)]
+        mounts += [(inside, outside, False) for inside, outside in box.readable.items()]
+        mounts += [(box.runtime, box.runtime, True)]
+        request = {
+            "mounts": [(str(i), str(self.shared.get(o, o)), w) for i, o, w in mounts],
+            "work": str(box.WORK),
+            "scratch": box.limits.scratch,
+            "limits": {
+                "memory": box.limits.memory,
+                "processes": box.limits.processes,
+                "file_size": box.limits.file_size,
+            },
+            "uid": box.uid,
+            "env": sandbox.environment(box.env),
+            "arguments": kernel[kernel.index("ipykernel_launcher") + 1 :],
+        }
+        return [sys.executable, "-I", "-S", "-c", STUB, str(self.socket), json.dumps(request)]
+
+    def close(self) -> None:
+        """Mata el cigoto; con ``bwrap`` muere todo su espacio de procesos (los núcleos)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        shutil.rmtree(self._folder, ignore_errors=True)

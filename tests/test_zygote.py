@@ -1,0 +1,202 @@
+"""Núcleos nacidos del cigoto (``course.grading.zygote``), probados desde dentro.
+
+Cada núcleo sale de un ``fork`` del mismo proceso; estas pruebas comprueban que eso no
+abre nada que el ``bwrap`` propio de cada núcleo cerraba: ni privilegios, ni lo del
+cigoto, ni un canal entre dos núcleos vivos a la vez (archivos, ``/dev/shm``, terminales,
+sockets abstractos, procesos), y que matar el proceso que ve ``jupyter_client`` mata todo
+lo que el núcleo lanzó.
+"""
+
+import ast
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from jupyter_core.utils import run_sync
+
+from course import labs
+from course.grading import sandbox, staging, zygote
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(sandbox.available()) or os.geteuid() != 0,
+        reason="el cigoto necesita bubblewrap y root",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def cell():
+    """El cigoto de este módulo; muere al final."""
+    born = zygote.Zygote(sandbox.kernel_uid())
+    yield born
+    born.close()
+
+
+@contextlib.contextmanager
+def kernel(cell: zygote.Zygote, lab_id: str = "01_atencion"):
+    """Un núcleo nacido de ``cell`` para la versión publicada de ``lab_id``.
+
+    Da ``(run, stage)``: ``run(code)`` ejecuta ``code`` y devuelve lo que imprimió.
+    """
+    lab = labs.get(lab_id)
+    with staging.staged(lab.release, lab, True, None, cell) as stage:
+        manager = stage.warm.take()
+        assert zygote.STUB in manager.provisioner.process.args  # nació del cigoto
+        client = manager.client()
+        client.start_channels()
+        try:
+            run_sync(client.wait_for_ready)(timeout=120)
+            yield (lambda code: _run(client, code)), stage
+        finally:
+            client.stop_channels()
+
+
+def _run(client, code: str) -> str:
+    printed, errors = [], []
+
+    def hook(message):
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            printed.append(content["text"])
+        elif message["msg_type"] == "error":
+            errors.append(f"{content['ename']}: {content['evalue']}")
+
+    run_sync(client.execute_interactive)(code, timeout=60, output_hook=hook)
+    assert not errors, errors
+    return "".join(printed)
+
+
+def _box(stage) -> sandbox.Box:
+    return stage.trusted.SandboxedKernelManager.box
+
+
+LOOK_AROUND = """\
+import os, subprocess
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+capabilities = {k: status[k].strip() for k in status if k.startswith("Cap")}
+mount = subprocess.run(["mount", "-t", "tmpfs", "x", "/tmp/trabajo"], capture_output=True)
+umount = subprocess.run(["umount", "-l", "/tmp"], capture_output=True)
+print(repr({
+    "uid": (os.getuid(), os.geteuid(), os.getgid()),
+    "capabilities": set(capabilities.values()),
+    "no_new_privs": status["NoNewPrivs"].strip(),
+    "hidden": os.listdir("/run/cigoto"),
+    "tmp": sorted(os.listdir("/tmp")),
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "init": open("/proc/1/cmdline").read().split("\\0"),
+    "mount": mount.returncode, "umount": umount.returncode,
+}))
+"""
+
+
+def test_a_kernel_from_the_zygote_has_no_privilege_and_sees_only_its_box(cell):
+    with kernel(cell) as (run, stage):
+        seen = ast.literal_eval(run(LOOK_AROUND))
+        box = _box(stage)
+        outside = run(
+            f"import os; print([os.path.exists(p) for p in {[str(box.package), str(cell.socket)]}])"
+        )
+        reference = run("import course, os; print(os.listdir(course.__path__[0] + '/reference'))")
+    assert seen["uid"] == (box.uid,) * 3 and box.uid >= sandbox.SANDBOX_UID
+    assert seen["capabilities"] == {"0000000000000000"} and seen["no_new_privs"] == "1"
+    assert seen["hidden"] == [] and seen["tmp"] == sorted([box.runtime.name, "trabajo"])
+    assert "/run/cigoto/servidor.py" in seen["init"]  # el init es del cigoto, no bwrap
+    assert seen["pids"][:2] == [1, 2] and max(seen["pids"]) < 50  # su espacio de procesos
+    assert seen["mount"] != 0 and seen["umount"] != 0
+    assert outside.strip() == "[False, False]"
+    assert "attention.py" not in reference  # la copia del lab. 1, sin su respuesta
+
+
+SLEEP = '[sys.executable, "-c", "import time; time.sleep(300)", "marca-ana"]'
+
+LEAVE = """\
+import os, socket, subprocess, sys
+open("/tmp/trabajo/marca-ana", "w").write("ana")
+open("/dev/shm/marca-ana", "w").write("ana")
+leader, follower = os.openpty()
+listener = socket.socket(socket.AF_UNIX)
+listener.bind("\\0marca-ana")
+listener.listen()
+subprocess.Popen(SLEEP, start_new_session=True)
+print("DEJADO", sorted(os.listdir("/dev/pts")))
+""".replace("SLEEP", SLEEP)
+
+LOOK = """\
+import os, socket
+reached = socket.socket(socket.AF_UNIX)
+try:
+    reached.connect("\\0marca-ana")
+    connected = True
+except OSError:
+    connected = False
+processes = [open(f"/proc/{p}/cmdline").read() for p in os.listdir("/proc") if p.isdigit()]
+print(repr({
+    "files": [p for p in ("/tmp/trabajo/marca-ana", "/dev/shm/marca-ana") if os.path.exists(p)],
+    "shm": os.listdir("/dev/shm"),
+    "pts": sorted(os.listdir("/dev/pts")),
+    "socket": connected,
+    "process": any("marca-ana" in line for line in processes),
+    "runtime": os.path.exists(RUNTIME),
+}))
+"""
+
+
+def _marked() -> list[int]:
+    """Procesos de la máquina con ``marca-ana`` en su línea de órdenes."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"marca-ana" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_two_kernels_alive_at_once_share_nothing(cell):
+    with kernel(cell, "07_multi30k") as (ana, ana_stage):
+        left = ana(LEAVE)
+        assert "DEJADO" in left and left.count("'") > 2  # su terminal sí existe
+        with kernel(cell) as (bea, _):
+            look = LOOK.replace("RUNTIME", repr(str(_box(ana_stage).runtime)))
+            seen = ast.literal_eval(bea(look))
+        assert _marked()  # el proceso de ana sigue vivo mientras su núcleo vive
+    assert seen == {
+        "files": [],
+        "shm": [],
+        "pts": ["ptmx"],
+        "socket": False,
+        "process": False,
+        "runtime": False,
+    }
+    deadline = time.monotonic() + 10
+    while _marked() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _marked()  # murió con el núcleo, aunque se separó en otra sesión
+
+
+def test_killing_the_process_jupyter_sees_kills_all_the_kernel_started(cell):
+    with kernel(cell) as (run, stage):
+        run(f"import subprocess, sys\nsubprocess.Popen({SLEEP})")
+        assert _marked()
+        stub = stage.warm.km.provisioner.process
+        os.kill(stub.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _marked() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _marked()
+
+
+def test_a_box_with_a_folder_the_zygote_lacks_gets_its_own_bwrap(cell, tmp_path):
+    lab = labs.get("01_atencion")
+    with staging.staged(lab.release, lab, True, None, cell) as stage:
+        box = _box(stage)
+        kernel_command = ["python", "-m", "ipykernel_launcher", "-f", "c.json"]
+        assert cell.serves(box, kernel_command)
+        box.readable[box.WORK / "README.md"] = labs.REPO / "README.md"  # ni /tmp ni compartido
+        assert not cell.serves(box, kernel_command)
