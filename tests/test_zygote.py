@@ -14,11 +14,12 @@ import signal
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from jupyter_core.utils import run_sync
 
 from course import labs
-from course.grading import sandbox, staging, zygote
+from course.grading import batch, pool, sandbox, staging, zygote
 
 pytestmark = [
     pytest.mark.slow,
@@ -200,3 +201,28 @@ def test_a_box_with_a_folder_the_zygote_lacks_gets_its_own_bwrap(cell, tmp_path)
         assert cell.serves(box, kernel_command)
         box.readable[box.WORK / "README.md"] = labs.REPO / "README.md"  # ni /tmp ni compartido
         assert not cell.serves(box, kernel_command)
+
+
+def test_grade_takes_the_kernels_from_a_zygote_when_a_process_has_several(tmp_path, monkeypatch):
+    commands = []
+
+    class Recorded(pool.WarmKernel):
+        def __init__(self, *args):
+            super().__init__(*args)
+            commands.append(self.km.provisioner.process.args)
+
+    monkeypatch.setattr(pool, "WarmKernel", Recorded)
+    lab = labs.get("01_atencion")
+    tasks = []
+    for student in ("ana", "bea"):
+        path = tmp_path / "submitted" / student / lab.id / f"{lab.id}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nbformat.read(lab.source, 4), path)
+        tasks.append(batch.Task(student, lab.id, path))
+    done = batch.grade_series(tasks, tmp_path / "autograded", batch.Settings())
+    assert [(r.error, r.auto_points) for r in done] == [("", done[0].auto_max)] * 2
+    assert len(commands) == 2 and all(zygote.STUB in command for command in commands)
+    commands.clear()
+    alone = batch.grade_series(tasks[:1], tmp_path / "sola", batch.Settings())
+    assert alone[0].auto_points == alone[0].auto_max
+    assert len(commands) == 1 and zygote.STUB not in commands[0]  # un cigoto no compensa

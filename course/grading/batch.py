@@ -370,7 +370,8 @@ def _show(queue: work_queue.WorkQueue, shown: set[int], bar) -> set[int]:
 def _drain(rank: int, autograded: Path, settings: Settings) -> list[tuple[int, results.Result]]:
     """Lo que hace cada proceso: calificar entregas de la cola hasta que se vacía."""
     done = []
-    for index, result in _grade_in_turn(_queue.taker(rank), autograded, settings):
+    several = len(_queue.tasks) > _queue.workers  # si no, cada proceso califica una sola
+    for index, result in _grade_in_turn(_queue.taker(rank), autograded, settings, several):
         done.append((index, result))
         _queue.finished(index)
     return done
@@ -381,21 +382,23 @@ def grade_series(
 ) -> list[results.Result]:
     """Califica ``tasks`` en orden en este proceso (como un proceso de trabajo con su cola)."""
     pending = iter(enumerate(tasks))
-    found = _grade_in_turn(lambda: next(pending, None), autograded, settings or Settings())
+    settings = settings or Settings()
+    found = _grade_in_turn(lambda: next(pending, None), autograded, settings, len(tasks) > 1)
     return [result for _, result in found]
 
 
-def _grade_in_turn(take, autograded: Path, settings: Settings):
+def _grade_in_turn(take, autograded: Path, settings: Settings, several: bool):
     """Califica lo que devuelve ``take()`` hasta ``None``; mientras califica una entrega,
     toma la siguiente y su núcleo arranca.
 
     Cada núcleo adelantado es de su entrega (:class:`_Ahead`) y se destruye al terminarla,
-    pase lo que pase: nunca califica a otra. Los núcleos nacen de un cigoto del proceso
-    (:func:`_zygote`), que muere al terminar la serie. Da ``(posición, resultado)`` de
-    cada una.
+    pase lo que pase: nunca califica a otra. Con ``several`` (más de una entrega para este
+    proceso), los núcleos nacen de un cigoto del proceso (:func:`_zygote`), que muere al
+    terminar la serie; para una sola entrega, arrancarlo costaría lo que ahorra. Da
+    ``(posición, resultado)`` de cada una.
     """
     with contextlib.ExitStack() as stack:
-        zygote = _zygote(settings)
+        zygote = _zygote(settings) if several else None
         if zygote is not None:
             stack.callback(zygote.close)
         taken = take()
