@@ -10,6 +10,8 @@ ejecuta código del estudiante en su propio proceso:
 - ``execute``: el paso de nbgrader que reparte cada celda entre núcleo y calificador;
 - ``staging`` y ``pool``: preparar una entrega y lanzar ya su núcleo (uno por entrega,
   destruido al terminarla), mientras se importa nbgrader o se califica la anterior;
+- ``zygote``: en ``grade`` como root, cada núcleo nace con ``fork`` de un proceso aislado
+  que ya importó torch, con su propia caja (``zygote_main``);
 - ``nbgrader_course``: la configuración y la API de nbgrader, generar y el curso preparado;
 - ``runner``: calificar un cuaderno sobre un curso temporal;
 - ``results``: el resultado de una entrega (``Result``, ``Cell``) y su unión en

@@ -141,10 +141,12 @@ def exercise_names(lab_ids: tuple[str, ...]) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=1024)
 def without_answers(source: str, inside: str, lab_id: str) -> str:
     """``source``, el módulo ``course/<inside>``, sin el código de lo que resuelve un
     ejercicio de ``lab_id`` o de un laboratorio siguiente (lo que se llama como un ejercicio
-    y :data:`course.labs.ANSWERS`). Lo usan la copia del núcleo y el zip de estudiantes."""
+    y :data:`course.labs.ANSWERS`). Lo usan la copia del núcleo y el zip de estudiantes;
+    se guarda, porque cada entrega del mismo laboratorio pide lo mismo."""
     names = exercise_names(tuple(labs.from_here(lab_id))) | set(labs.ANSWERS.get(inside, ()))
     return _without_answers(source, names)
 

@@ -27,7 +27,7 @@ import signal
 import socket
 import sys
 
-PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "ipykernel.kernelapp")
+PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "ipykernel.kernelapp", "ipykernel.debugger")
 HIDDEN = "/run/cigoto"  # lo del cigoto que el núcleo no ve (este archivo, las fuentes)
 STAGE = "/run/etapa"  # montajes de paso mientras se construye la vista
 
