@@ -44,9 +44,7 @@ def kernel(cell: zygote.Zygote, lab_id: str = "01_atencion"):
 
     Da ``(run, stage)``: ``run(code)`` ejecuta ``code`` y devuelve lo que imprimió.
     """
-    lab = labs.get(lab_id)
-    with staging.staged(lab.release, lab, True, None, cell) as stage:
-        manager = stage.warm.take()
+    with kernel_from(cell, lab_id) as (manager, stage):
         assert zygote.STUB in manager.provisioner.process.args  # nació del cigoto
         client = manager.client()
         client.start_channels()
@@ -55,6 +53,14 @@ def kernel(cell: zygote.Zygote, lab_id: str = "01_atencion"):
             yield (lambda code: _run(client, code)), stage
         finally:
             client.stop_channels()
+
+
+@contextlib.contextmanager
+def kernel_from(cell: zygote.Zygote, lab_id: str = "01_atencion"):
+    """``(gestor del núcleo adelantado, entrega preparada)`` con ``cell``."""
+    lab = labs.get(lab_id)
+    with staging.staged(lab.release, lab, True, None, cell) as stage:
+        yield stage.warm.take(), stage
 
 
 def _run(client, code: str) -> str:
@@ -226,3 +232,14 @@ def test_grade_takes_the_kernels_from_a_zygote_when_a_process_has_several(tmp_pa
     alone = batch.grade_series(tasks[:1], tmp_path / "sola", batch.Settings())
     assert alone[0].auto_points == alone[0].auto_max
     assert len(commands) == 1 and zygote.STUB not in commands[0]  # un cigoto no compensa
+
+
+def test_a_dead_zygote_leaves_each_kernel_its_own_bwrap():
+    dead = zygote.Zygote(sandbox.kernel_uid())
+    try:
+        dead._process.kill()
+        dead._process.wait()
+        with kernel_from(dead) as (manager, _):
+            assert zygote.STUB not in manager.provisioner.process.args
+    finally:
+        dead.close()
