@@ -59,6 +59,12 @@ class Zygote:
             for number, outside in enumerate(sorted(set(sandbox.shared_readable().values())))
             if not outside.is_relative_to(HOST_TMP)
         }
+        # Puntos de montaje fuera de /tmp: el cigoto los crea al nacer; un núcleo no puede.
+        self.points = {
+            point
+            for point in {Path(course.__file__).parent, *sandbox.shared_readable()}
+            if not point.is_relative_to(HOST_TMP)
+        }
         listener = socket.socket(socket.AF_UNIX)
         try:
             listener.bind(str(self.socket))
@@ -90,10 +96,8 @@ class Zygote:
         box += ["--dir", str(STAGE), "--ro-bind", str(SERVER), str(HIDDEN / "servidor.py")]
         for outside, inside in self.shared.items():
             box += ["--ro-bind", str(outside), str(inside)]
-        points = {Path(course.__file__).parent, *sandbox.shared_readable()}
-        for point in sorted(points):
-            if not point.is_relative_to(HOST_TMP) and point not in existing:
-                box += [*sandbox.parents(point, existing), "--dir", str(point)]
+        for point in sorted(self.points - existing):
+            box += [*sandbox.parents(point, existing), "--dir", str(point)]
         box += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         box += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
         for name, value in sandbox.environment({}).items():
@@ -103,11 +107,13 @@ class Zygote:
     def serves(self, box: sandbox.Box, kernel: list[str]) -> bool:
         """¿Puede nacer de aquí el núcleo de ``box``? Si no, se lanza con su ``bwrap``."""
         outsides = [box.package, box.runtime, *box.readable.values()]
+        insides = [box.runtime, *box.readable]
         return (
             box.uid == self.uid
             and self._process.poll() is None
             and "ipykernel_launcher" in kernel
             and all(p in self.shared or p.is_relative_to(HOST_TMP) for p in outsides)
+            and all(p in self.points or p.is_relative_to(HOST_TMP) for p in insides)
         )
 
     def command(self, box: sandbox.Box, kernel: list[str]) -> list[str]:

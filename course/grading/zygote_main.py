@@ -6,9 +6,10 @@ ejecuta nunca código de un estudiante. Por cada conexión a su socket crea tres
 
 - un **vigía** (hijo del cigoto) que entra en espacios de nombres nuevos (montajes,
   procesos, red, IPC, nombre de máquina) y construye la vista del núcleo: un ``/tmp``
-  vacío y limitado, ``/dev/shm`` y terminales (``/dev/pts``) propios y, de solo lectura salvo la carpeta de
-  sockets, solo lo que pide la petición; todo lo demás del cigoto queda tapado. Vive lo
-  que vive la conexión: si quien conectó muere, mata el espacio de procesos entero;
+  vacío y limitado, ``/dev/shm`` (cerrado, como con bwrap) y terminales (``/dev/pts``)
+  propios y, de solo lectura salvo la carpeta de sockets, solo lo que pide la petición;
+  todo lo demás del cigoto queda tapado. Vive lo que vive la conexión: si quien conectó
+  muere, mata el espacio de procesos entero;
 - el **init** de ese espacio de procesos, que monta su ``/proc`` y recoge huérfanos;
 - el **núcleo**, con su sesión, sus límites (``setrlimit``), sin capacidades, con
   ``no_new_privs`` y el usuario sin privilegios de la petición; después arranca ipykernel
@@ -95,7 +96,7 @@ def build_view(request: dict) -> None:
         _mount(outside, stage, None, MS_BIND)
     tmpfs = MS_NOSUID | MS_NODEV
     _mount("tmpfs", "/tmp", "tmpfs", tmpfs, f"mode=1777,size={request['scratch']}")
-    _mount("tmpfs", "/dev/shm", "tmpfs", tmpfs, "mode=1777,size=67108864")
+    _mount("tmpfs", "/dev/shm", "tmpfs", tmpfs | MS_RDONLY, "mode=0755")  # como en bwrap
     _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
     work = request["work"]
     os.mkdir(work, 0o777)
