@@ -9,8 +9,10 @@ lo que el núcleo lanzó.
 
 import ast
 import contextlib
+import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -250,3 +252,14 @@ def test_a_dead_zygote_leaves_each_kernel_its_own_bwrap():
             assert zygote.STUB not in manager.provisioner.process.args
     finally:
         dead.close()
+
+
+def test_a_virtual_environment_under_tmp_stays_visible_in_the_kernel(cell, monkeypatch):
+    # En CI el entorno virtual vive en /tmp, que cada núcleo ve como un tmpfs nuevo.
+    venv = Path("/tmp/entorno-de-prueba/venv")
+    lab = labs.get("01_atencion")
+    with staging.staged(lab.release, lab, True, None, cell) as stage:
+        monkeypatch.setattr(sys, "prefix", str(venv))
+        command = cell.command(_box(stage), ["python", "-m", "ipykernel_launcher"])
+    mounts = json.loads(command[-1])["mounts"]
+    assert [str(venv), str(venv), False] in mounts

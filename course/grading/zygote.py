@@ -120,6 +120,8 @@ class Zygote:
         """El proceso que ``jupyter_client`` lanza en lugar de ``bwrap``: :data:`STUB`."""
         mounts = [(Path(course.__file__).parent, box.package, False)]
         mounts += [(inside, outside, False) for inside, outside in box.readable.items()]
+        # Python bajo /tmp (el entorno virtual de CI): el /tmp nuevo del núcleo lo taparía.
+        mounts += [(p, p, False) for p in sandbox.python_folders() if p.is_relative_to(HOST_TMP)]
         mounts += [(box.runtime, box.runtime, True)]
         request = {
             "mounts": [(str(i), str(self.shared.get(o, o)), w) for i, o, w in mounts],
