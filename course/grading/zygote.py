@@ -20,6 +20,7 @@ la caja está en ``/tmp`` o lo compartió el cigoto al nacer; si no, el núcleo 
 como siempre con su propio ``bwrap``.
 """
 
+import dataclasses
 import json
 import shutil
 import socket
@@ -29,11 +30,10 @@ import tempfile
 from pathlib import Path
 
 import course
-from course.grading import sandbox
+from course.grading import sandbox, zygote_main
 
-SERVER = Path(__file__).with_name("zygote_main.py")
-HIDDEN = Path("/run/cigoto")  # zygote_main.HIDDEN: lo que el núcleo no ve
-STAGE = Path("/run/etapa")  # zygote_main.STAGE
+SERVER = Path(zygote_main.__file__)
+HIDDEN = Path(zygote_main.HIDDEN)  # lo que el núcleo no ve
 HOST_TMP = Path("/tmp")  # lo ve el cigoto; a cada núcleo se lo tapa un tmpfs nuevo
 
 # El núcleo para jupyter_client: pide uno al cigoto, espera su código de salida y, si
@@ -54,15 +54,16 @@ class Zygote:
         self.uid = uid
         self._folder = Path(tempfile.mkdtemp(prefix="cigoto-", dir=HOST_TMP))
         self.socket = self._folder / "s"
+        shared = sandbox.shared_readable()
         self.shared = {
             outside: HIDDEN / "compartido" / str(number)
-            for number, outside in enumerate(sorted(set(sandbox.shared_readable().values())))
+            for number, outside in enumerate(sorted(set(shared.values())))
             if not outside.is_relative_to(HOST_TMP)
         }
         # Puntos de montaje fuera de /tmp: el cigoto los crea al nacer; un núcleo no puede.
         self.points = {
             point
-            for point in {Path(course.__file__).parent, *sandbox.shared_readable()}
+            for point in {Path(course.__file__).parent, *shared}
             if not point.is_relative_to(HOST_TMP)
         }
         listener = socket.socket(socket.AF_UNIX)
@@ -93,7 +94,8 @@ class Zygote:
         existing = {Path("/"), HOST_TMP}
         for path in sandbox.python_folders():
             box += [*sandbox.parents(path, existing), "--ro-bind", str(path), str(path)]
-        box += ["--dir", str(STAGE), "--ro-bind", str(SERVER), str(HIDDEN / "servidor.py")]
+        box += ["--dir", zygote_main.STAGE]
+        box += ["--ro-bind", str(SERVER), str(HIDDEN / "servidor.py")]
         for outside, inside in self.shared.items():
             box += ["--ro-bind", str(outside), str(inside)]
         for point in sorted(self.points - existing):
@@ -126,12 +128,7 @@ class Zygote:
         request = {
             "mounts": [(str(i), str(self.shared.get(o, o)), w) for i, o, w in mounts],
             "work": str(box.WORK),
-            "scratch": box.limits.scratch,
-            "limits": {
-                "memory": box.limits.memory,
-                "processes": box.limits.processes,
-                "file_size": box.limits.file_size,
-            },
+            "limits": dataclasses.asdict(box.limits),
             "uid": box.uid,
             "env": sandbox.environment(box.env),
             "arguments": kernel[kernel.index("ipykernel_launcher") + 1 :],

@@ -95,7 +95,7 @@ def build_view(request: dict) -> None:
         _point(stage, outside, 0o700)
         _mount(outside, stage, None, MS_BIND)
     tmpfs = MS_NOSUID | MS_NODEV
-    _mount("tmpfs", "/tmp", "tmpfs", tmpfs, f"mode=1777,size={request['scratch']}")
+    _mount("tmpfs", "/tmp", "tmpfs", tmpfs, f"mode=1777,size={request['limits']['scratch']}")
     _mount("tmpfs", "/dev/shm", "tmpfs", tmpfs | MS_RDONLY, "mode=0755")  # como en bwrap
     _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
     work = request["work"]
@@ -111,13 +111,15 @@ def build_view(request: dict) -> None:
 
 
 def drop_privileges(request: dict) -> None:
-    """Límites, sin capacidades y, si se pidió, el usuario sin privilegios (ya sin vuelta)."""
+    """Límites, sin capacidades y el usuario sin privilegios de la petición (sin vuelta)."""
     limits = request["limits"]
-    for name, value in (("AS", limits["memory"]), ("NPROC", limits["processes"])):
-        limit = getattr(resource, f"RLIMIT_{name}")
+    for limit, value in (
+        (resource.RLIMIT_AS, limits["memory"]),
+        (resource.RLIMIT_NPROC, limits["processes"]),
+        (resource.RLIMIT_FSIZE, limits["file_size"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
         resource.setrlimit(limit, (value, value))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"],) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "ambient")
     last = int(open("/proc/sys/kernel/cap_last_cap").read())
     for capability in range(last + 1):
