@@ -123,6 +123,10 @@ def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     route = url_path_join(web_app.settings["base_url"], SCRIPT_URL)
     web_app.add_handlers(".*$", [(route, ScriptHandler)])
-    # nbgrader crea su entorno de plantillas al cargar su propia extensión, que puede ir
-    # después de esta: se envuelve cuando el servidor ya ha arrancado.
-    serverapp.io_loop.add_callback(_translate_environment, web_app.settings)
+
+
+async def _start_jupyter_server_extension(serverapp) -> None:
+    """nbgrader crea su entorno de plantillas al cargar su propia extensión, que va
+    después de esta: se envuelve al arrancar el servidor, con todas ya cargadas (no con
+    ``io_loop.add_callback``, que la extensión de JupyterHub ejecuta antes)."""
+    _translate_environment(serverapp.web_app.settings)

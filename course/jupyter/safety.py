@@ -44,6 +44,7 @@ HANDLER = re.compile(r"\son[a-z]+=\"([^\"{}]*)\"", re.IGNORECASE)
 TRUSTED_NBCONVERT = ("formgrade/index.html.j2", "formgrade_macros.html.j2", "mathjax.html.j2")
 # Guiones servidos por el curso que otra extensión añade a la página ya dibujada.
 TRUSTED_SOURCES = ("curso-es/formgrader_es.js",)
+HASHES = "course_csp_hashes"  # las huellas de los manejadores, en los ajustes de Tornado
 
 
 class NonceLoader(BaseLoader):
@@ -161,7 +162,16 @@ def _jupyter_server_extension_points():
 def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     hashes: set = set()
+    web_app.settings[HASHES] = hashes
     web_app.transforms.insert(0, _transform(web_app.settings["base_url"], hashes))
-    # Formgrader crea su exportador y sus plantillas al cargar su extensión, que puede ir
-    # después de esta: se protegen cuando el servidor ya ha arrancado.
-    serverapp.io_loop.add_callback(_protect, web_app.settings, hashes)
+
+
+async def _start_jupyter_server_extension(serverapp) -> None:
+    """Formgrader crea su exportador y sus plantillas al cargar su extensión, que va
+    después de esta: se protegen al arrancar el servidor, con todas ya cargadas.
+
+    No con ``io_loop.add_callback`` al cargar: la extensión de JupyterHub
+    (``jupyterhub-singleuser``) hace correr el bucle en su ``initialize``, antes de que
+    cargue Formgrader, y la página quedaba sin nonces (ningún guion corría)."""
+    settings = serverapp.web_app.settings
+    _protect(settings, settings[HASHES])
