@@ -16,8 +16,8 @@ from course.labs import CourseError
 
 # Módulos de course/commands/ (con «-» en lugar de «_» en la línea de órdenes), en orden.
 COMMANDS = (
-    "empezar", "check", "build", "grade", "feedback", "export", "bundle", "doctor",
-    "jupyter_es", "train",
+    "empezar", "check", "progreso", "build", "grade", "feedback", "export", "informe",
+    "bundle", "doctor", "jupyter_es", "train",
 )  # fmt: skip
 
 

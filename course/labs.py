@@ -70,6 +70,9 @@ KERNEL_GRADING = ("grading/__init__.py", "grading/agent.py")
 INSTRUCTOR_ONLY = (
     "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
     "commands/export.py", "commands/bundle.py", "jupyter/safety.py",
+    # el informe de la clase (``progreso`` sí va: usa report/analysis.py y progress.py)
+    "commands/informe.py", "jupyter/report.py", "report/stored.py", "report/build.py",
+    "report/pages.py", "report/figures.py", "report/tables.py",
 )  # fmt: skip
 # Módulos que solo usa un laboratorio: van en el zip a partir de ese laboratorio.
 LAB_ONLY = {"07_multi30k": ("translation", "commands/train.py")}

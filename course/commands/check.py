@@ -49,6 +49,9 @@ def run(notebook: str, lab_id: str | None) -> int:
 
             result = grading.grade_notebook(Path(notebook), stage.lab, stage=stage)
     print(printable(report(result), multiline=True))
+    from course.report import progress
+
+    progress.save(result, Path(notebook))  # para «python -m course progreso»
     return 0
 
 

@@ -43,7 +43,7 @@ SERVER = {
     "ServerApp": {
         "jpserver_extensions": {
             "course.jupyter.formgrader": True,
-            **({"course.jupyter.safety": True} if _SAFETY else {}),
+            **({"course.jupyter.safety": True, "course.jupyter.report": True} if _SAFETY else {}),
             "course.jupyter.server_locale": True,
         }
     }

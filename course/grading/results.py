@@ -35,6 +35,10 @@ class Cell:
     points: float | None  # None: pendiente de corrección manual
     max_points: float
     message: str = ""  # último error de la celda, si falló
+    # Los errores típicos que nombró la comparación del calificador (nunca el núcleo): las
+    # frases del curso de ``course.grading.diagnosis``, sin valores. Falta en los JSON
+    # anteriores: entonces, ninguno.
+    mistakes: list[str] = field(default_factory=list)
 
     @property
     def exercise(self) -> str:

@@ -17,7 +17,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from course import notebooks
-from course.grading import results, sandbox
+from course.grading import diagnosis, results, sandbox
 from course.grading.kernel_view import GradingFailure
 from course.grading.nbgrader_course import nbgrader_api, quiet_stderr, require_success
 from course.grading.staging import STUDENT, Staged, staged
@@ -103,11 +103,9 @@ def unsynced(gradebook: Path):
 
 def _collect(root: Path, lab: Lab) -> results.Result:
     autograded = nbformat.read(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", 4)
-    messages = {
-        notebooks.grade_id(cell): _error_message(cell)
-        for cell in autograded.cells
-        if cell.cell_type == "code" and notebooks.grade_id(cell) is not None
-    }
+    code = [c for c in autograded.cells if c.cell_type == "code" and notebooks.grade_id(c)]
+    messages = {notebooks.grade_id(cell): _error_message(cell) for cell in code}
+    named = {notebooks.grade_id(cell): _named_mistakes(cell) for cell in code}
     result = results.Result("", lab.id)
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         warnings.simplefilter("ignore")  # avisos internos de SQLAlchemy en nbgrader
@@ -115,10 +113,19 @@ def _collect(root: Path, lab: Lab) -> results.Result:
         order = {cell.name: i for i, cell in enumerate(submission.notebook.source_cells)}
         for grade in sorted(submission.grades, key=lambda g: order.get(g.name, 0)):
             points = grade.score if not grade.needs_manual_grade else None
+            message, named_here = messages.get(grade.name, ""), named.get(grade.name, [])
             result.cells.append(
-                results.Cell(grade.name, points, grade.max_score, messages.get(grade.name, ""))
+                results.Cell(grade.name, points, grade.max_score, message, named_here)
             )
     return result
+
+
+def _named_mistakes(cell: nbformat.NotebookNode) -> list[str]:
+    """Los errores típicos que nombró esta calificación en la celda: de las frases que anotó
+    ``course.grading.diagnosis`` (que borra las de la entrega antes de ejecutarla), solo las
+    del curso que nombran un error, no la pista."""
+    known = diagnosis.known()
+    return [s for s in cell.metadata.get(diagnosis.KEY, []) if s in known]
 
 
 def _error_message(cell: nbformat.NotebookNode) -> str:
