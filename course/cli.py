@@ -17,7 +17,7 @@ from course.labs import CourseError
 # Módulos de course/commands/ (con «-» en lugar de «_» en la línea de órdenes), en orden.
 COMMANDS = (
     "empezar", "check", "progreso", "build", "grade", "feedback", "export", "informe",
-    "bundle", "doctor", "jupyter_es", "train",
+    "bundle", "doctor", "jupyter_es", "train", "aula",
 )  # fmt: skip
 
 

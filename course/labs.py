@@ -69,7 +69,7 @@ KERNEL_GRADING = ("grading/__init__.py", "grading/agent.py")
 # Módulos del profesor (calificar, devolver, exportar): los estudiantes no los necesitan.
 INSTRUCTOR_ONLY = (
     "grading", "commands/build.py", "commands/grade.py", "commands/feedback.py",
-    "commands/export.py", "commands/bundle.py", "jupyter/safety.py",
+    "commands/export.py", "commands/bundle.py", "jupyter/safety.py", "aula", "commands/aula.py",
     # el informe de la clase (``progreso`` sí va: usa report/analysis.py y progress.py)
     "commands/informe.py", "jupyter/report.py", "report/stored.py", "report/build.py",
     "report/pages.py", "report/figures.py", "report/tables.py",

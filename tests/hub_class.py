@@ -1,0 +1,140 @@
+"""Un aula de verdad (``python -m course aula``) para las pruebas lentas.
+
+:func:`hub_class` prepara el aula con cuentas del sistema nuevas (un profesor y dos
+estudiantes, con un sufijo al azar), añade la lista de clase, abre el laboratorio 01,
+arranca el hub en 127.0.0.1 y un puerto libre, y al salir (también si la prueba falla)
+para el hub y borra las cuentas, sus carpetas y el estado del aula.
+
+El entorno ``base`` del aula se guarda entre ejecuciones en :data:`ROOT` (se rehace solo
+si cambia ``requirements.txt``): lo caro de preparar un aula es ese entorno.
+
+Para el navegador: ``HubClass.url``, ``passwords`` y :meth:`HubClass.login` (con una
+página de Playwright de ``live_server``); sin navegador, :meth:`HubClass.session` entra
+por HTTP y :meth:`HubClass.spawn` arranca el servidor del usuario.
+"""
+
+import csv
+import http.cookiejar
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from live_server import free_port
+
+from course.aula import service, steps
+from course.aula.state import Aula
+
+ROOT = Path("/var/tmp/course-aula-pruebas")
+LAB = "01_atencion"
+KEEP = ("entornos", "proxy")  # lo que se reutiliza entre ejecuciones
+
+
+@dataclass
+class HubClass:
+    aula: Aula
+    url: str
+    instructor: str
+    students: list[str]
+    passwords: dict[str, str]
+
+    @property
+    def course(self) -> Path:
+        return Path(self.aula.load().course)
+
+    def run_as(self, user: str, command: str, env: str = "estudiantes", **kwargs):
+        """``command`` (bash) como ``user``, con su ``HOME`` y el entorno del aula ``env``."""
+        folder = self.aula.envs / env / "bin"
+        home = pwd.getpwnam(user).pw_dir
+        return subprocess.run(
+            ["runuser", "-u", user, "--", "env", "-i", f"HOME={home}", f"USER={user}",
+             "LANG=C.UTF-8", f"PATH={folder}:/usr/bin:/bin", "bash", "-c", command],
+            cwd=home, capture_output=True, text=True, **kwargs,
+        )  # fmt: skip
+
+    def session(self, user: str) -> urllib.request.OpenerDirector:
+        """Un cliente HTTP con la sesión de ``user`` iniciada en el hub (formulario PAM)."""
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        page = opener.open(f"{self.url}/hub/login", timeout=30).read().decode()
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page)[1]
+        form = {"username": user, "password": self.passwords[user], "_xsrf": xsrf}
+        opener.open(f"{self.url}/hub/login", urllib.parse.urlencode(form).encode(), timeout=30)
+        if not any(cookie.name.startswith("jupyterhub-session") for cookie in jar):
+            raise AssertionError(f"{user} no pudo entrar en el hub")
+        return opener
+
+    def spawn(self, user: str) -> urllib.request.OpenerDirector:
+        """Entra como ``user`` y arranca su servidor; espera a que JupyterLab responda."""
+        opener = self.session(user)
+        response = opener.open(f"{self.url}/hub/spawn", timeout=120)
+        deadline_url = f"{self.url}/user/{user}/api/status"
+        for _ in range(120):
+            try:
+                with opener.open(deadline_url, timeout=10) as status:
+                    json.loads(status.read())
+                    return opener
+            except OSError:
+                subprocess.run(["sleep", "1"])
+        raise AssertionError(f"el servidor de {user} no arrancó ({response.url})")
+
+    def login(self, page, user: str) -> None:
+        """Inicia la sesión de ``user`` en una página de Playwright."""
+        page.goto(f"{self.url}/hub/login")
+        page.fill("input[name=username]", user)
+        page.fill("input[name=password]", self.passwords[user])
+        page.click("[type=submit]")
+
+
+@contextmanager
+def hub_class() -> Iterator[HubClass]:
+    tag = secrets.token_hex(2)
+    instructor, students = f"profe{tag}", [f"ana{tag}", f"beto{tag}"]
+    aula = Aula(ROOT)
+    _clean(aula)
+    try:
+        steps.prepare(aula, instructor, "127.0.0.1", free_port(), 3072, lambda _: None)
+        roster = aula.hub / "lista.csv"
+        roster.write_text(
+            "id,nombre,correo\n" + "".join(f"{s},{s.title()} Prueba,{s}@example.org\n" for s in students)
+        )
+        steps.add_students(aula, roster, lambda _: None)
+        steps.open_lab(aula, LAB, lambda _: None)
+        service.start(aula)
+        with open(aula.passwords, newline="") as handle:
+            passwords = {row["usuario"]: row["contraseña"] for row in csv.DictReader(handle)}
+        yield HubClass(aula, service.url(aula), instructor, students, passwords)
+    finally:
+        service.stop(aula)
+        for user in (instructor, *students):
+            _remove_account(user)
+        _clean(aula)
+
+
+def _remove_account(user: str) -> None:
+    subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+    subprocess.run(["userdel", "--remove", user], capture_output=True)
+    for group in (Path("/sys/fs/cgroup/memory/aula") / user, Path("/sys/fs/cgroup/aula") / user):
+        if group.is_dir():
+            group.rmdir()
+
+
+def _clean(aula: Aula) -> None:
+    """Todo el aula menos lo que se reutiliza (:data:`KEEP`)."""
+    if not aula.root.exists():
+        return
+    for entry in aula.root.iterdir():
+        if entry.name not in KEEP:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    for env in ("estudiantes", "profesor"):
+        shutil.rmtree(aula.envs / env, ignore_errors=True)
+    os.makedirs(aula.root, exist_ok=True)
