@@ -16,7 +16,10 @@ incluido. ``nbgrader collect`` tal cual
 propia solo los archivos normales de un nombre (``course.grading.files``), rechaza la
 carpeta cuyo dueño no es quien dice ser (con ``ExchangeCollect.check_owner``, como nbgrader) o
 cuya hora no se entiende, lo dice en español y deja que nbgrader copie esa carpeta propia
-como siempre (``ignore``, tamaños, permisos de ``groupshared``).
+como siempre (``ignore``, tamaños, permisos de ``groupshared``). Una carpeta rechazada no
+cuenta al elegir la entrega más nueva de cada estudiante: la que ana crea con el nombre de
+beto y una hora posterior no tapa la última entrega de beto, ni la borra de ``submitted/``
+con ``--update``.
 """
 
 import datetime
@@ -32,19 +35,34 @@ from nbgrader.utils import parse_utc
 from course.grading import files
 from course.text import printable
 
+REFUSAL = "course_refusal"  # en el registro de una carpeta que no se recoge: el porqué
+
 
 class SafeCollect(ExchangeCollect):
     """``ExchangeCollect`` que no sigue enlaces ni cree el nombre de la carpeta."""
 
     def _path_to_record(self, path):
-        """Una hora que no es fecha no detiene a los demás: esa carpeta no se recoge
-        (:meth:`_refusal` lo dice al llegar a ella)."""
-        try:
-            return super()._path_to_record(path)
-        except (ValueError, OverflowError, TypeError):
-            username = os.path.basename(path).rsplit("+", 3)[0]
+        """El registro de una carpeta; el de una que no se recoge (:meth:`_refusal`) lleva
+        su motivo y, como estudiante, su ruta: no compite con las carpetas del estudiante
+        que dice ser (nbgrader toma la más nueva de cada uno)."""
+        problem = self._refusal(Path(path))
+        if problem:
             name = os.path.basename(path)
-            return {"username": username, "filename": name, "timestamp": datetime.datetime.min}
+            return {"username": path, "filename": name, "timestamp": datetime.datetime.min,
+                    REFUSAL: problem}  # fmt: skip
+        return super()._path_to_record(path)
+
+    def init_src(self):
+        """Las carpetas a recoger: la más nueva *propia* de cada estudiante. Las rechazadas
+        (la de otro con el nombre de un compañero y una hora posterior, una hora que no es
+        fecha…) se nombran y se dejan donde están."""
+        super().init_src()
+        for record in self.src_records:
+            if REFUSAL in record:
+                self.log.error(
+                    printable(f"Se rechaza la entrega «{record['filename']}»: {record[REFUSAL]}.")
+                )
+        self.src_records = [record for record in self.src_records if REFUSAL not in record]
 
     def do_copy(self, src, dest, log=None):
         source = Path(src)
