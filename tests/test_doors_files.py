@@ -28,6 +28,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import classroom
 import nbformat
@@ -172,8 +173,13 @@ def test_a_linked_or_special_timestamp_is_not_read(tmp_path, alarm):
 
 
 def _with_students(root: Path, names: list[str]) -> None:
-    for name in names:
-        results.write(root / "autograded", results.Result(name, LAB.id, cells=[_cell(7)]))
+    """Estudiantes con esos nombres en ``autograded/`` y en ``gradebook.db``, como los habría
+    unido una versión del curso anterior a la regla de los nombres (``course.names``)."""
+    found = [results.Result(name, LAB.id, cells=[_cell(7)]) for name in names]
+    for result in found:
+        results.write(root / "autograded", result)
+    with mock.patch.object(results, "_admitted", lambda student: True):
+        results.merge(found, root / "gradebook.db")
 
 
 def test_names_from_outside_are_printed_escaped(gradebook_course, tmp_path, capsys):
@@ -191,7 +197,7 @@ def test_names_from_outside_are_printed_escaped(gradebook_course, tmp_path, caps
         assert "\x1b" not in text
     assert "eve\\x1b[2J\\x1b[32m" in captured.out
     assert "zed · 01_atencion: NameError: \\x1b[2J" in captured.out
-    assert "«\\x1b[2J\\x1b[32m/01_atencion.ipynb»" in captured.err
+    assert "aula.zip: \\x1b[2J\\x1b[32m/: se rechaza la carpeta" in captured.err
 
 
 @pytest.mark.parametrize("excel", [False, True])
@@ -231,7 +237,8 @@ def graded_class(tmp_path_factory):
     ``timestamp.txt`` que no es fecha; eve enlaza su cuaderno a ``source/``, hugo entrega
     un enlace duro a una copia de la solución, fifi una FIFO y lia una carpeta de entrega
     que es un enlace a la de ana. Desde el zip: mallory sube ``ana_01_atencion.ipynb`` en
-    blanco en su carpeta, un cuaderno suelto con el mismo nombre, y ``+A1+1`` su entrega.
+    blanco en su carpeta, un cuaderno suelto con el mismo nombre, y ``+A1+1`` su entrega
+    (que se rechaza por el nombre).
     """
     root = tmp_path_factory.mktemp("curso-puertas")
     submitted = root / "submitted"
@@ -289,7 +296,8 @@ def test_links_fifos_and_uploads_named_after_others_gain_nothing(graded_class):
     # mallory: su subida cuenta como suya (en blanco: 0), el cuaderno suelto no cuenta
     assert found["mallory"].auto_points == 0 and not found["mallory"].error
     assert "se ignora «ana_01_atencion.ipynb» en aula.zip" in err
-    assert found["+A1+1"].auto_points == 0 and not found["+A1+1"].error
+    assert "+A1+1" not in found  # la regla de los nombres: ni se califica ni se une
+    assert "aula.zip: +A1+1/: se rechaza la carpeta: «+A1+1» no vale como nombre" in out
     # enlaces y archivos especiales: error en español, sin puntos ni soluciones
     expected = {
         "eve": "es un enlace simbólico",

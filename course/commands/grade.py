@@ -92,19 +92,27 @@ def run(
 
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
+    refused: list[str] = []  # carpetas cuyo nombre no dice quién entregó
     if not merge_only:
         _require_sandbox(sandboxed)
         if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
             kernel_view.require()
         settings = batch.Settings(timeout, sandboxed, memory_gib)
         with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
-            tasks = batch.gather(root / "submitted", zips, Path(unpacked), lab_ids, shard)
+            tasks = batch.gather(root / "submitted", zips, Path(unpacked), lab_ids, shard, refused)
             if not tasks:
                 print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
-                return 0
+                return _report_refused(refused)
             jobs = jobs or os.cpu_count() or 1
             batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
-    return _merge_and_report(root)
+    return max(_merge_and_report(root), _report_refused(refused))
+
+
+def _report_refused(refused: list[str]) -> int:
+    """Las carpetas que no se calificaron por su nombre; 1 si hay alguna."""
+    for line in refused:
+        print(f"  ✘ {line}")
+    return 1 if refused else 0
 
 
 def _merge_and_report(root: Path) -> int:
@@ -152,7 +160,8 @@ def table(found: list["Result"]) -> str:
     lab_ids = [lab for lab in labs.LABS if any(r.lab == lab for r in found)]
     students = sorted({r.student for r in found})
     cell = {(r.student, r.lab): r for r in found}
-    names = {student: printable(student) for student in students}
+    full = {r.student: f"{r.student} ({r.name})" for r in found if r.name}
+    names = {student: printable(full.get(student, student)) for student in students}
     width = max([len("estudiante"), *map(len, names.values())])
     lines = [f"{'estudiante':<{width}}  " + "  ".join(f"{lab:>16}" for lab in lab_ids)]
     for student in students:

@@ -36,16 +36,15 @@ import time
 import zlib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatch
 from pathlib import Path
 
-from course import labs
-from course.grading import files, results, work_queue
+from course import labs, names
+from course.grading import files, results, students, work_queue
 from course.labs import CourseError
 from course.text import printable, shorten
 
-STUDENT_ID = re.compile(r"^[\w.@+-]+$")
 LAYOUT = (
     "el zip debe tener una carpeta por estudiante: <estudiante>/<lab>/<cuaderno>.ipynb"
     " o <estudiante>/<cuaderno>.ipynb con el laboratorio en el nombre"
@@ -74,6 +73,7 @@ class Task:
     problem: str = ""
     origin: str = ""  # de dónde viene, para nombrarla (submitted/… o aula.zip: …)
     note: str = ""  # aviso que no impide calificar (otros cuadernos que no se usan)
+    name: str = ""  # nombre completo para mostrar (carpeta de Moodle), si se sabe
 
 
 def gather(
@@ -82,32 +82,53 @@ def gather(
     unpacked: Path,
     lab_ids: list[str] | None = None,
     shard: str | None = None,
+    refused: list[str] | None = None,
 ) -> list[Task]:
     """Las entregas de ``submitted/`` y de los ``zips`` (extraídos en ``unpacked``), una por
-    estudiante y laboratorio, solo las del fragmento ``shard`` (:func:`select_shard`)."""
-    tasks = find_submissions(submitted, lab_ids)
+    estudiante y laboratorio, solo las del fragmento ``shard`` (:func:`select_shard`).
+
+    Una carpeta cuyo nombre no dice quién entregó (``course.grading.students``) no es una
+    tarea: se avisa por stderr y el motivo se añade a ``refused``, para el resumen.
+    """
+    refused = [] if refused is None else refused
+    tasks = find_submissions(submitted, lab_ids, refused)
     for number, name in enumerate(zips or []):
-        tasks += _unzip(Path(name), unpacked / str(number), lab_ids)
-    return select_shard(_one_per_submission(tasks), shard)
+        tasks += _unzip(Path(name), unpacked / str(number), lab_ids, refused)
+    return select_shard(_one_per_submission(_one_spelling(tasks)), shard)
 
 
-def find_submissions(submitted: Path, lab_ids: list[str] | None = None) -> list[Task]:
+def find_submissions(
+    submitted: Path, lab_ids: list[str] | None = None, refused: list[str] | None = None
+) -> list[Task]:
     """Una tarea por ``submitted/<estudiante>/<lab>/``; una carpeta enlazada es un error."""
     tasks = []
     for folder in sorted(submitted.glob("*/*")):
         if folder.name not in labs.LABS or (lab_ids and folder.name not in lab_ids):
             continue
-        student, relative = folder.parent.name, folder.relative_to(submitted)
+        relative = folder.relative_to(submitted)
+        try:
+            student = students.identify(folder.parent.name)
+        except names.BadName as bad:
+            _refuse(refused, f"submitted/{names.shown(folder.parent.name)}/", bad)
+            continue
         origin = f"submitted/{relative.as_posix()}"
         linked = files.linked_folder(submitted, relative)
         if linked:
-            tasks.append(
-                Task(student, folder.name, None, f"se rechaza la entrega: {linked}", origin)
-            )
+            problem = f"se rechaza la entrega: {linked}"
+            tasks.append(Task(student.id, folder.name, None, problem, origin, name=student.name))
         elif folder.is_dir():
             notebooks = sorted(folder.glob("*.ipynb"))
-            tasks.append(_task(student, folder.name, notebooks, f"{origin}/"))
+            task = _task(student.id, folder.name, notebooks, f"{origin}/")
+            tasks.append(replace(task, name=student.name))
     return tasks
+
+
+def _refuse(refused: list[str] | None, where: str, bad: names.BadName) -> None:
+    """Avisa de una carpeta que no se califica y la anota para el resumen."""
+    line = printable(f"{where}: se rechaza la carpeta: {bad}")
+    print(f"aviso: {line}", file=sys.stderr)
+    if refused is not None and line not in refused:
+        refused.append(line)
 
 
 def _task(student: str, lab: str, notebooks: list[Path], origin: str = "") -> Task:
@@ -131,7 +152,9 @@ def _task(student: str, lab: str, notebooks: list[Path], origin: str = "") -> Ta
     return Task(student, lab, None, f"{problem}: deja solo uno y vuelve a calificar", source)
 
 
-def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]:
+def _unzip(
+    archive: Path, target: Path, lab_ids: list[str] | None, refused: list[str] | None = None
+) -> list[Task]:
     """Lee un zip del aula virtual; cada entrada va a una carpeta temporal.
 
     Lo que se rechaza al extraer (``course.grading.files``) se avisa por stderr; si es un
@@ -139,9 +162,9 @@ def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]
     mismo sitio (``ana/01_atencion.ipynb`` y ``ana/01_atencion/01_atencion.ipynb``) también.
     """
     found: dict[tuple[str, str], list[Path]] = {}
-    refused: dict[tuple[str, str], str] = {}
+    problems: dict[tuple[str, str], str] = {}
     names: dict[Path, str] = {}  # destino -> nombre de la entrada que lo ocupa
-    accept = _Destinations(archive.name, lab_ids, names)
+    accept = _Destinations(archive.name, lab_ids, names, refused)
     for entry in files.extract_zip(archive, target, accept):
         owner = entry.path.relative_to(target).parts[:2] if entry.path else None
         if entry.refused:
@@ -150,18 +173,18 @@ def _unzip(archive: Path, target: Path, lab_ids: list[str] | None) -> list[Task]
             print(printable(f"aviso: {where}: {reason}"), file=sys.stderr)
         if owner and entry.path.suffix == ".ipynb":
             if entry.refused:
-                refused.setdefault(owner, reason)
+                problems.setdefault(owner, reason)
             else:
                 found.setdefault(owner, []).append(entry.path)
     for owner, clash in accept.clashes.items():
-        refused[owner] = f"dos cuadernos van al mismo sitio: {clash}; deja solo uno"
+        problems[owner] = f"dos cuadernos van al mismo sitio: {clash}; deja solo uno"
     origin = {target / path: f"{archive.name}: {name}" for path, name in names.items()}
     tasks = {owner: _zip_task(owner, paths, origin) for owner, paths in found.items()}
     tasks |= {
         owner: Task(*owner, None, reason, f"{archive.name}: {'/'.join(owner)}")
-        for owner, reason in refused.items()
+        for owner, reason in problems.items()
     }
-    return [tasks[owner] for owner in sorted(tasks)]
+    return [replace(tasks[owner], name=accept.shown.get(owner[0], "")) for owner in sorted(tasks)]
 
 
 def _zip_task(owner: tuple[str, str], paths: list[Path], origin: dict[Path, str]) -> Task:
@@ -171,14 +194,25 @@ def _zip_task(owner: tuple[str, str], paths: list[Path], origin: dict[Path, str]
 
 
 class _Destinations:
-    """Dónde se extrae cada entrada del zip (``accept`` de ``files.extract_zip``)."""
+    """Dónde se extrae cada entrada del zip (``accept`` de ``files.extract_zip``).
 
-    def __init__(self, archive: str, lab_ids: list[str] | None, names: dict[Path, str]):
-        self.archive, self.lab_ids, self.names = archive, lab_ids, names
+    Guarda el nombre para mostrar de cada estudiante (``shown``) y anota en ``refused`` las
+    carpetas cuyo nombre no dice quién entregó.
+    """
+
+    def __init__(
+        self,
+        archive: str,
+        lab_ids: list[str] | None,
+        names: dict[Path, str],
+        refused: list[str] | None = None,
+    ):
+        self.archive, self.lab_ids, self.names, self.refused = archive, lab_ids, names, refused
         self.clashes: dict[tuple[str, str], str] = {}
+        self.shown: dict[str, str] = {}
 
     def __call__(self, parts: tuple[str, ...]) -> Path | None:
-        relative = _destination(self.archive, self.lab_ids, parts)
+        relative = self._destination(tuple(p for p in parts if p != "submitted"))
         if relative is None:
             return None
         if relative in self.names:  # no se sobrescribe: las dos quedan como error
@@ -188,26 +222,41 @@ class _Destinations:
         self.names[relative] = "/".join(parts)
         return relative
 
+    def _destination(self, parts: tuple[str, ...]) -> Path | None:
+        """Dónde se extrae una entrada: ``<estudiante>/<lab>/...``, o ``None`` si no se usa."""
+        if not parts or "__MACOSX" in parts:
+            return None
+        if not parts[-1].endswith(".ipynb"):
+            owner = _output_owner(parts)
+            return _output_destination(parts, self._student(owner[0])) if owner else None
+        owner = _owner(parts)
+        if owner is None:
+            entry = "/".join(parts)
+            print(
+                printable(f"aviso: se ignora «{entry}» en {self.archive}: {LAYOUT}"),
+                file=sys.stderr,
+            )
+            return None
+        if self.lab_ids and owner[1] not in self.lab_ids:
+            return None
+        student = self._student(owner[0], refuse=True)
+        return Path(student, owner[1], parts[-1]) if student else None
 
-def _destination(name: str, lab_ids: list[str] | None, parts: tuple[str, ...]) -> Path | None:
-    """Dónde se extrae una entrada: ``<estudiante>/<lab>/...``, o ``None`` si no se usa."""
-    parts = tuple(p for p in parts if p != "submitted")
-    if not parts or "__MACOSX" in parts:
-        return None
-    if not parts[-1].endswith(".ipynb"):
-        return _output_destination(parts)
-    owner = _owner(parts)
-    if owner is None:
-        entry = "/".join(parts)
-        print(printable(f"aviso: se ignora «{entry}» en {name}: {LAYOUT}"), file=sys.stderr)
-        return None
-    if lab_ids and owner[1] not in lab_ids:
-        return None
-    return Path(*owner, parts[-1])
+    def _student(self, folder: str, refuse: bool = False) -> str | None:
+        """El estudiante de la carpeta ``folder`` del zip (``None`` si el nombre no vale)."""
+        try:
+            student = students.identify(folder)
+        except names.BadName as bad:
+            if refuse:
+                _refuse(self.refused, f"{self.archive}: {names.shown(folder)}/", bad)
+            return None
+        self.shown.setdefault(student.id, student.name)
+        return student.id
 
 
 def _owner(parts: tuple[str, ...]) -> tuple[str, str] | None:
-    """Estudiante y laboratorio de un cuaderno del zip; el estudiante, siempre de una carpeta.
+    """Carpeta del estudiante y laboratorio de un cuaderno del zip; el estudiante, siempre
+    de una carpeta.
 
     ``…/<estudiante>/<lab>/<cuaderno>.ipynb`` (nbgrader) o ``…/<estudiante>/<cuaderno>.ipynb``
     (la carpeta por estudiante del aula virtual) con un solo laboratorio en el nombre.
@@ -219,21 +268,49 @@ def _owner(parts: tuple[str, ...]) -> tuple[str, str] | None:
         student, lab = parts[-2], named[0] if len(named) == 1 else None
     else:
         return None
-    return (student, lab) if lab and STUDENT_ID.match(student) else None
+    return (student, lab) if lab else None
 
 
-def _output_destination(parts: tuple[str, ...]) -> Path | None:
+def _output_owner(parts: tuple[str, ...]) -> tuple[str, str] | None:
+    """``<estudiante>/<lab>/…`` de un archivo de la ejecución completa del lab 7."""
+    return (parts[0], parts[1]) if len(parts) >= 4 and parts[1] in labs.LABS else None
+
+
+def _output_destination(parts: tuple[str, ...], student: str | None) -> Path | None:
     """``<estudiante>/<lab>/<lab.outputs>/...`` (la ejecución completa del lab 7).
 
     Solo lo que las pruebas ocultas leen: ni el estado para reanudar ni otros archivos.
     """
-    if len(parts) < 4 or parts[1] not in labs.LABS or not STUDENT_ID.match(parts[0]):
+    if student is None:
         return None
     outputs = labs.LABS[parts[1]].outputs
     if outputs is None or any(fnmatch(parts[-1], pattern) for pattern in labs.NOT_GRADED):
         return None
     inside = Path(*parts[2:])
-    return Path(parts[0], parts[1], inside) if inside.is_relative_to(outputs) else None
+    return Path(student, parts[1], inside) if inside.is_relative_to(outputs) else None
+
+
+def _one_spelling(tasks: list[Task]) -> list[Task]:
+    """``Ana`` y ``ana`` son el mismo estudiante (``course.names.key``): si llegan las dos
+    formas, cada entrega de ambas queda como error que nombra las carpetas; no se elige."""
+    clashes = names.clashes([t.student for t in tasks])
+    if not clashes:
+        return tasks
+    folders = {
+        k: " y ".join(f"«{t.origin}»" for t in tasks if names.key(t.student) == k) for k in clashes
+    }
+    chosen = []
+    for task in tasks:
+        k = names.key(task.student)
+        if k in clashes:
+            spellings = " y ".join(f"«{s}»" for s in clashes[k])
+            problem = (
+                f"{spellings} son el mismo estudiante (no se distinguen mayúsculas) y llegan"
+                f" con dos nombres: {folders[k]}; deja uno solo y vuelve a calificar"
+            )
+            task = replace(task, notebook=None, problem=problem, note="")
+        chosen.append(task)
+    return chosen
 
 
 def _one_per_submission(tasks: list[Task]) -> list[Task]:
@@ -250,7 +327,7 @@ def _one_per_submission(tasks: list[Task]) -> list[Task]:
         named = " y ".join(f"«{t.origin}»" for t in same)
         problem = f"hay {len(same)} entregas ({named}); no se elige ninguna: deja una y vuelve"
         problem += " a calificar"
-        chosen.append(Task(student, lab, None, problem, same[0].origin))
+        chosen.append(Task(student, lab, None, problem, same[0].origin, name=same[0].name))
     return chosen
 
 
@@ -499,6 +576,7 @@ def grade_one(
 
     start = time.perf_counter()
     result = results.Result(task.student, task.lab, graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
+    result.name = task.name
     keep = autograded / task.student / task.lab / f"{task.lab}.ipynb"
     result.warnings = [task.note] if task.note else []
     try:

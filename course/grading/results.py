@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from course import notebooks
+from course import names, notebooks
+from course.text import printable
 
 RESULT_NAME = "calificacion.json"
 BACKUPS_KEPT = 5  # copias gradebook.db.*.bak que se guardan; las más antiguas se borran
@@ -64,6 +65,7 @@ class Result:
     graded_at: str = ""
     timestamp: str = ""  # hora de entrega (timestamp.txt de nbgrader), si venía
     warnings: list[str] = field(default_factory=list)  # avisos que no impiden calificar
+    name: str = ""  # nombre completo para mostrar (carpeta de Moodle), si se sabe
 
     def __post_init__(self):
         self.cells = [cell if isinstance(cell, Cell) else Cell(**cell) for cell in self.cells]
@@ -208,7 +210,7 @@ def merge(results: list[Result], db: Path) -> int:
 
     from course import grading, labs
 
-    good = [r for r in results if not r.error]
+    good = [r for r in results if not r.error and _admitted(r.student)]
     if not good:
         return 0
     with _locked(db), warnings.catch_warnings():
@@ -220,7 +222,9 @@ def merge(results: list[Result], db: Path) -> int:
             for lab_id in sorted({r.lab for r in good} - known):
                 _copy_assignment(grading.prepared_course(labs.get(lab_id)), lab_id, gradebook)
             for result in good:
-                gradebook.update_or_create_student(result.student)
+                student = gradebook.update_or_create_student(result.student)
+                if result.name and not (student.first_name or student.last_name):
+                    gradebook.update_or_create_student(result.student, last_name=result.name)
                 when = _when(result)
                 gradebook.update_or_create_submission(result.lab, result.student, **when)
                 for cell in result.cells:
@@ -237,6 +241,15 @@ def merge(results: list[Result], db: Path) -> int:
                         continue
                     _update_grade(grade, cell.points)
     return len(good)
+
+
+def _admitted(student: str) -> bool:
+    """Un estudiante entra en ``gradebook.db`` solo si su nombre cumple la regla
+    (``course.names``); un ``autograded/`` de otra versión del curso podría traer otro."""
+    problem = names.problem(student, "estudiante")
+    if problem:
+        print(printable(f"aviso: no se une a gradebook.db: {problem}"), file=sys.stderr)
+    return not problem
 
 
 def _when(result: Result) -> dict:
