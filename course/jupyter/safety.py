@@ -12,6 +12,10 @@ esta extensión del servidor de Jupyter añade otra barrera en las páginas de F
   en cada respuesta; el HTML del cuaderno no pasa por esas plantillas y no la lleva. Los
   guiones que cargan esos (MathJax) valen por ``'strict-dynamic'``; los tres manejadores
   ``onclick`` de las plantillas, por su huella (``'unsafe-hashes'``).
+- Al leer esas plantillas, cada valor que escriben (el estudiante, el laboratorio, los
+  nombres) se escapa según dónde va: JSON dentro de un guion, HTML fuera
+  (``course.jupyter.escaping``); así un identificador no puede salir de su cadena y correr
+  con el nonce de la página.
 - Los archivos de la entrega que Formgrader sirve tal cual (``submissions/<id>/<ruta>``)
   llevan además ``sandbox``: un ``.html`` del estudiante se abre en un origen opaco.
 - La página de calificación pasa el cuaderno por ``SanitizeStudentHTML`` al dibujarlo
@@ -32,6 +36,7 @@ from jupyter_server.utils import url_path_join
 from tornado.web import OutputTransform
 
 from course.grading.sanitize import SanitizeStudentHTML
+from course.jupyter.escaping import escape_values
 
 MARKER = secrets.token_urlsafe(16)  # el mismo largo que cada nonce: Content-Length vale
 CDN_MATHJAX = re.compile(r"https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^\"']+")
@@ -63,6 +68,7 @@ class NonceLoader(BaseLoader):
             source = source.replace(
                 "init_mathjax = function", MATHJAX_FONTS + "init_mathjax = function"
             )
+        source = escape_values(source)  # ningún valor como código (course.jupyter.escaping)
         self.hashes.update(_digest(code) for code in HANDLER.findall(source))
         source = re.sub(r"<script\b(?![^>]*\snonce=)", f'<script nonce="{MARKER}"', source)
         return source, filename, uptodate
