@@ -15,13 +15,13 @@ por HTTP y :meth:`HubClass.spawn` arranca el servidor del usuario.
 
 import csv
 import http.cookiejar
-import json
 import os
 import pwd
 import re
 import secrets
 import shutil
 import subprocess
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from live_server import free_port
 
 from course.aula import service, steps
@@ -74,18 +75,20 @@ class HubClass:
         return opener
 
     def spawn(self, user: str) -> urllib.request.OpenerDirector:
-        """Entra como ``user`` y arranca su servidor; espera a que JupyterLab responda."""
+        """Entra como ``user`` y arranca su servidor; espera a que JupyterLab responda (el
+        cliente pasa también por el OAuth del servidor del usuario)."""
         opener = self.session(user)
-        response = opener.open(f"{self.url}/hub/spawn", timeout=120)
-        deadline_url = f"{self.url}/user/{user}/api/status"
+        opener.open(f"{self.url}/hub/spawn", timeout=120).read()
+        lab = f"{self.url}/user/{user}/lab"
         for _ in range(120):
             try:
-                with opener.open(deadline_url, timeout=10) as status:
-                    json.loads(status.read())
-                    return opener
+                with opener.open(lab, timeout=10) as response:
+                    if response.url.startswith(lab) and b"jupyter-config-data" in response.read():
+                        return opener
             except OSError:
-                subprocess.run(["sleep", "1"])
-        raise AssertionError(f"el servidor de {user} no arrancó ({response.url})")
+                pass
+            time.sleep(1)
+        raise AssertionError(f"el servidor de {user} no arrancó")
 
     def login(self, page, user: str) -> None:
         """Inicia la sesión de ``user`` en una página de Playwright."""
@@ -105,7 +108,8 @@ def hub_class() -> Iterator[HubClass]:
         steps.prepare(aula, instructor, "127.0.0.1", free_port(), 3072, lambda _: None)
         roster = aula.hub / "lista.csv"
         roster.write_text(
-            "id,nombre,correo\n" + "".join(f"{s},{s.title()} Prueba,{s}@example.org\n" for s in students)
+            "id,nombre,correo\n"
+            + "".join(f"{s},{s.title()} Prueba,{s}@example.org\n" for s in students)
         )
         steps.add_students(aula, roster, lambda _: None)
         steps.open_lab(aula, LAB, lambda _: None)
@@ -121,7 +125,13 @@ def hub_class() -> Iterator[HubClass]:
 
 
 def _remove_account(user: str) -> None:
-    subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+    try:
+        uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return
+    for process in psutil.process_iter(["uids"]):
+        if process.info["uids"] and process.info["uids"].real == uid:
+            process.kill()
     subprocess.run(["userdel", "--remove", user], capture_output=True)
     for group in (Path("/sys/fs/cgroup/memory/aula") / user, Path("/sys/fs/cgroup/aula") / user):
         if group.is_dir():

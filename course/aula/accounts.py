@@ -17,10 +17,10 @@ import json
 import os
 import pwd
 import secrets
-import subprocess
 from pathlib import Path
 
 from course import names
+from course.aula import system
 from course.aula.state import Aula, Student
 from course.labs import CourseError
 
@@ -94,9 +94,9 @@ def ensure_account(user: str) -> str | None:
         raise CourseError(f"«{user}» es una cuenta del sistema: no puede entrar en el aula.")
     password = None
     if account is None:
-        _run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group", user])
+        system.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group", user])
         password = "".join(secrets.choice(PASSWORD_LETTERS) for _ in range(12))
-        _run(["chpasswd"], input=f"{user}:{password}\n")
+        system.run(["chpasswd"], input=f"{user}:{password}\n")
         account = pwd.getpwnam(user)
     os.chmod(account.pw_dir, 0o700)
     return password
@@ -130,13 +130,4 @@ def add_to_gradebook(python: Path, course: Path, instructor: str, students: list
     """Los estudiantes en ``gradebook.db`` del curso, como el profesor (el libro es suyo)."""
     rows = [{"user": s.user, "name": s.name, "email": s.email} for s in students]
     url = f"sqlite:///{course / 'gradebook.db'}"
-    _run(
-        ["runuser", "-u", instructor, "--", str(python), "-c", GRADEBOOK, url],
-        input=json.dumps(rows), cwd=course,
-    )  # fmt: skip
-
-
-def _run(command: list[str], **kwargs) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        raise CourseError(f"Falló «{command[0]}»: {(result.stdout + result.stderr)[-2000:]}")
+    system.as_user(instructor, [str(python), "-c", GRADEBOOK, url], course, input=json.dumps(rows))

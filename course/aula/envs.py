@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from course import labs
+from course.aula import system
 from course.aula.state import COURSE_ID, Aula
 from course.labs import CourseError
 
@@ -76,17 +77,17 @@ def build_base(aula: Aula, log) -> bool:
     shutil.rmtree(aula.base, ignore_errors=True)
     if _reusable(Path(sys.prefix)):
         log(f"Creo el entorno base en {aula.base} con los paquetes de {sys.prefix}…")
-        _run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(aula.base)])
+        system.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(aula.base)])
         _copy_packages(Path(sys.prefix), aula.base)
     else:
         log(f"Creo el entorno base en {aula.base} (pip, alrededor de un minuto)…")
-        _run([str(SYSTEM_PYTHON), "-m", "venv", str(aula.base)])
+        system.run([str(SYSTEM_PYTHON), "-m", "venv", str(aula.base)])
         with tempfile.NamedTemporaryFile("w", suffix=".txt") as listed:
             listed.write(wanted)
             listed.flush()
             pip = [str(aula.base / "bin" / "python"), "-m", "pip", "install", "-q"]
-            _run([*pip, "-r", listed.name])
-    _run([str(aula.base / "bin" / "python"), "-c", "import jupyterhub, nbgrader, jupyterlab"])
+            system.run([*pip, "-r", listed.name])
+    system.run([str(aula.base / "bin" / "python"), "-c", "import jupyterhub, nbgrader, jupyterlab"])
     stamp.write_text(wanted, encoding="utf-8")
     return True
 
@@ -108,10 +109,10 @@ def _copy_packages(source: Path, target: Path) -> None:
     packages = site_packages(source)
     for entry in packages.iterdir():
         if not _is_course(entry):
-            _run(["cp", "-a", str(entry), str(site_packages(target) / entry.name)])
+            system.run(["cp", "-a", str(entry), str(site_packages(target) / entry.name)])
     for folder in ("share", "etc"):
         if (source / folder).is_dir():
-            _run(["cp", "-a", str(source / folder), str(target)])
+            system.run(["cp", "-a", str(source / folder), str(target)])
     (target / "etc" / "jupyter" / "nbgrader_config.py").unlink(missing_ok=True)
     for script in (source / "bin").iterdir():
         if (
@@ -137,9 +138,9 @@ def copy_env(base: Path, target: Path) -> None:
         if entry.name == "requisitos.txt":
             continue
         if entry.name == "lib" and not entry.is_symlink():
-            _run(["cp", "-al", str(entry), str(target / "lib")])
+            system.run(["cp", "-al", str(entry), str(target / "lib")])
         else:
-            _run(["cp", "-a", str(entry), str(target / entry.name)])
+            system.run(["cp", "-a", str(entry), str(target / entry.name)])
     for script in (target / "bin").iterdir():
         _repoint(script, str(base).encode(), str(target).encode())
     os.chmod(target, 0o755)
@@ -171,11 +172,11 @@ def build_student_env(aula: Aula, through: str | None, log) -> None:
     write_nbgrader_config(aula.student_env, aula, STUDENT_EXTRA)
     install_student_package(aula, through)
     python = str(aula.student_env / "bin" / "python")
-    _run([python, "-m", "course", "jupyter-es"])
+    system.run([python, "-m", "course", "jupyter-es"])
     jupyter = str(aula.student_env / "bin" / "jupyter")
-    _run([jupyter, "labextension", "disable", "--level=sys_prefix", *STUDENT_LAB_OFF])
-    _run([jupyter, "labextension", "lock", "--level=sys_prefix", *STUDENT_LAB_OFF])
-    _run([jupyter, "server", "extension", "disable", "--sys-prefix", *STUDENT_SERVER_OFF])
+    system.run([jupyter, "labextension", "disable", "--level=sys_prefix", *STUDENT_LAB_OFF])
+    system.run([jupyter, "labextension", "lock", "--level=sys_prefix", *STUDENT_LAB_OFF])
+    system.run([jupyter, "server", "extension", "disable", "--sys-prefix", *STUDENT_SERVER_OFF])
 
 
 def install_student_package(aula: Aula, through: str | None) -> None:
@@ -217,7 +218,7 @@ def build_instructor_env(aula: Aula, course: Path, log) -> None:
     copy_env(aula.base, aula.instructor_env)
     (site_packages(aula.instructor_env) / PACKAGE_PTH).write_text(f"{course}\n", encoding="utf-8")
     write_nbgrader_config(aula.instructor_env, aula, f"c.CourseDirectory.root = {str(course)!r}\n")
-    _run([str(aula.instructor_env / "bin" / "python"), "-m", "course", "jupyter-es"])
+    system.run([str(aula.instructor_env / "bin" / "python"), "-m", "course", "jupyter-es"])
 
 
 def write_nbgrader_config(env: Path, aula: Aula, extra: str) -> None:
@@ -225,10 +226,3 @@ def write_nbgrader_config(env: Path, aula: Aula, extra: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     text = NBGRADER_CONFIG.format(course_id=COURSE_ID, exchange=str(aula.exchange), extra=extra)
     (folder / "nbgrader_config.py").write_text(text, encoding="utf-8")
-
-
-def _run(command: list[str], **kwargs) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        shown = " ".join(command[:4])
-        raise CourseError(f"Falló «{shown} …»:\n{(result.stdout + result.stderr)[-3000:]}")

@@ -32,6 +32,8 @@ def apply(c, root: str) -> None:
     c.JupyterHub.ip = settings.ip
     c.JupyterHub.port = settings.port
     c.JupyterHub.hub_ip = "127.0.0.1"
+    c.JupyterHub.hub_port = settings.port + 1  # la API del hub, solo en 127.0.0.1
+    c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings.port + 2}"
     c.JupyterHub.db_url = f"sqlite:///{aula.hub / 'jupyterhub.sqlite'}"
     c.JupyterHub.cookie_secret_file = str(aula.hub / "jupyterhub_cookie_secret")
     c.JupyterHub.pid_file = str(aula.pid_file)
@@ -52,6 +54,7 @@ def apply(c, root: str) -> None:
     c.ClassSpawner.student_env = str(aula.student_env)
     c.ClassSpawner.memory_mb = settings.memory_mb
     c.Spawner.ip = "127.0.0.1"
+    c.Spawner.env_keep = ["LANG", "LC_ALL"]  # nada del entorno de root (PYTHONPATH…)
     c.Spawner.default_url = "/lab"
     c.Spawner.notebook_dir = "~"
 

@@ -5,11 +5,10 @@ estudiantes (su copia del curso, sus carpetas, el libro de notas, el intercambio
 import os
 import pwd
 import shutil
-import subprocess
 from pathlib import Path
 
 from course import labs
-from course.aula import accounts, envs, exchange
+from course.aula import accounts, envs, exchange, system
 from course.aula.state import COURSE_ID, Aula, Settings
 from course.labs import CourseError
 
@@ -52,8 +51,8 @@ def _course_copy(course: Path, instructor: str, log) -> None:
     existe, no se toca: es su trabajo)."""
     if not course.exists():
         log(f"Clono el curso en {course}…")
-        _run(["git", "clone", "-q", "--no-hardlinks", str(labs.REPO), str(course)])
-        _run(["chown", "-R", f"{instructor}:", str(course)])
+        system.run(["git", "clone", "-q", "--no-hardlinks", str(labs.REPO), str(course)])
+        system.run(["chown", "-R", f"{instructor}:", str(course)])
     os.chmod(course, 0o700)
 
 
@@ -73,7 +72,7 @@ def _proxy(aula: Aula, log) -> None:
     log(f"Instalo {PROXY_PACKAGE} con npm…")
     folder = aula.proxy.parents[2]
     folder.mkdir(exist_ok=True)
-    _run(["npm", "install", "--silent", "--no-fund", "--no-audit", "--prefix", str(folder),
+    system.run(["npm", "install", "--silent", "--no-fund", "--no-audit", "--prefix", str(folder),
           PROXY_PACKAGE])  # fmt: skip
 
 
@@ -106,8 +105,8 @@ def open_lab(aula: Aula, lab_id: str, log) -> None:
     python = str(aula.instructor_env / "bin" / "python")
     nbgrader = str(aula.instructor_env / "bin" / "nbgrader")
     log(f"Genero {lab.id} en {course} y lo publico…")
-    as_user(settings.instructor, [python, "-m", "course", "build", lab.id], course)
-    as_user(settings.instructor, [nbgrader, "release_assignment", lab.id, "--force"], course)
+    system.as_user(settings.instructor, [python, "-m", "course", "build", lab.id], course)
+    system.as_user(settings.instructor, [nbgrader, "release_assignment", lab.id, "--force"], course)
     if lab.id not in settings.open_labs:
         settings.open_labs.append(lab.id)
     aula.save(settings)
@@ -125,22 +124,3 @@ def last_open(settings: Settings) -> str | None:
     order = list(labs.LABS)
     opened = [lab for lab in settings.open_labs if lab in order]
     return max(opened, key=order.index) if opened else None
-
-
-def as_user(user: str, command: list[str], cwd: Path) -> str:
-    """Ejecuta ``command`` como ``user`` en ``cwd``, con el entorno del aula y su ``HOME``."""
-    account = pwd.getpwnam(user)
-    env_bin = Path(command[0]).parent
-    environment = [
-        f"HOME={account.pw_dir}", f"USER={user}", f"LOGNAME={user}", "LANG=C.UTF-8",
-        f"PATH={env_bin}:/usr/local/bin:/usr/bin:/bin",
-    ]  # fmt: skip
-    return _run(["runuser", "-u", user, "--", "env", "-i", *environment, *command], cwd=cwd)
-
-
-def _run(command: list[str], **kwargs) -> str:
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        shown = " ".join(command[:6])
-        raise CourseError(f"Falló «{shown} …»:\n{(result.stdout + result.stderr)[-3000:]}")
-    return result.stdout
