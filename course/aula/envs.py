@@ -172,7 +172,7 @@ def build_student_env(aula: Aula, through: str | None, log) -> None:
     write_nbgrader_config(aula.student_env, aula, STUDENT_EXTRA)
     install_student_package(aula, through)
     python = str(aula.student_env / "bin" / "python")
-    system.run([python, "-m", "course", "jupyter-es"])
+    system.run([python, "-m", "course", "jupyter-es"], cwd=aula.student_env)  # no el curso de aquí
     jupyter = str(aula.student_env / "bin" / "jupyter")
     system.run([jupyter, "labextension", "disable", "--level=sys_prefix", *STUDENT_LAB_OFF])
     system.run([jupyter, "labextension", "lock", "--level=sys_prefix", *STUDENT_LAB_OFF])
@@ -218,7 +218,8 @@ def build_instructor_env(aula: Aula, course: Path, log) -> None:
     copy_env(aula.base, aula.instructor_env)
     (site_packages(aula.instructor_env) / PACKAGE_PTH).write_text(f"{course}\n", encoding="utf-8")
     write_nbgrader_config(aula.instructor_env, aula, f"c.CourseDirectory.root = {str(course)!r}\n")
-    system.run([str(aula.instructor_env / "bin" / "python"), "-m", "course", "jupyter-es"])
+    python = str(aula.instructor_env / "bin" / "python")
+    system.run([python, "-m", "course", "jupyter-es"], cwd=aula.instructor_env)
 
 
 def write_nbgrader_config(env: Path, aula: Aula, extra: str) -> None:
