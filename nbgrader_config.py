@@ -81,6 +81,16 @@ c.HTMLExporter.preprocessors = [SanitizeStudentHTML]
 c.GenerateFeedback.exporter_class = FeedbackExporter
 # --- fin del bloque del HTML del estudiante -------------------------------------------
 
+# --- Archivos de las entregas (issue 32, punto 2) ------------------------------------
+# autograde y generate_feedback copian los demás archivos de la carpeta de la entrega; la
+# copia de nbgrader sigue enlaces y lee FIFOs y dispositivos (un enlace al cuaderno fuente
+# llegaba a feedback/). Solo pasan archivos normales, con un aviso por cada omisión que
+# nombra al estudiante (course/grading/nbgrader_files.py).
+from course.grading import nbgrader_files  # noqa: E402
+
+nbgrader_files.install()
+# --- fin de los archivos de las entregas ----------------------------------------------
+
 # --- nbgrader collect (issue 20, punto 3) ---------------------------------------------
 # Lo que entra en submitted/ desde el intercambio: sin seguir enlaces simbólicos, sin
 # enlaces duros ni archivos especiales, y sin creer el nombre de la carpeta si su dueño es
