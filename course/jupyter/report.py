@@ -70,7 +70,7 @@ class ReportHandler(JupyterHandler):
             inside = root.resolve().relative_to(server_root)
         except ValueError:
             return lambda lab: None
-        tree = url_path_join(self.base_url, "lab", "tree", inside.as_posix(), "release")
+        tree = url_path_join(self.base_url, "lab", "tree", *inside.parts, "release")
         return lambda lab: url_path_join(tree, lab, f"{lab}.ipynb")
 
 
