@@ -33,6 +33,7 @@ from traitlets import Any
 
 import course
 from course import labs, notebooks
+from course.grading import seccomp
 
 GIB = 2**30
 # Lo único de la raíz de la máquina que ve el núcleo (además de Python, si vive fuera).
@@ -48,7 +49,7 @@ class Limits:
     memory: int = 4 * GIB  # bytes de memoria virtual por proceso (RLIMIT_AS)
     processes: int = 256  # hilos y procesos del usuario del núcleo (RLIMIT_NPROC)
     file_size: int = 1 * GIB  # bytes por archivo escrito (RLIMIT_FSIZE)
-    scratch: int = 1 * GIB  # bytes del tmpfs de trabajo (/tmp del núcleo)
+    scratch: int = 1 * GIB  # bytes del tmpfs del núcleo (su /tmp y, con root, sus sockets)
 
 
 @functools.cache
@@ -176,6 +177,7 @@ class Box:
     uid: int | None = None  # con root, el usuario sin privilegios del núcleo
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
     zygote: object | None = None  # el cigoto del que nace el núcleo (course.grading.zygote), si hay
+    disk: object | None = None  # con root, su tmpfs con tope (course.grading.disk.Disk)
 
     WORK = Path("/tmp/trabajo")  # carpeta de trabajo del núcleo, dentro del tmpfs
 
@@ -191,7 +193,10 @@ class Box:
             "--core=0",
         ]
         box = ["bwrap", *system_mounts(), "--dev", "/dev", "--proc", "/proc"]
-        box += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
+        if self.disk is None:
+            box += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
+        else:  # el /tmp nuevo de este arranque, en el disco de la entrega
+            box += ["--bind", str(self.disk.new_tmp()), "/tmp"]
         box += ["--perms", "0777", "--dir", str(self.WORK)]
         mounts = [(path, path) for path in python_folders()]
         mounts += [(Path(course.__file__).parent, self.package), *self.readable.items()]
@@ -211,7 +216,7 @@ class Box:
         if self.uid is not None:
             box += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
             box += ["--inh-caps=-all", "--bounding-set=-all", "--"]
-        return prefix + box + kernel
+        return prefix + box + seccomp.command(kernel)  # sin llaveros (course.grading.seccomp)
 
 
 def environment(extra: dict[str, str]) -> dict[str, str]:

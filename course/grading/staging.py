@@ -20,7 +20,7 @@ import nbformat
 from traitlets.config import Config
 
 from course import notebooks
-from course.grading import integrity, pool, sandbox
+from course.grading import disk, integrity, pool, sandbox
 from course.grading.files import copy_regular_files
 from course.labs import NOT_GRADED, CourseError, Lab
 from course.notebooks import grade_ids
@@ -68,9 +68,12 @@ def staged(
     source = nbformat.read(lab.source, 4)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-check-")))
-        runtime = stack.enter_context(
+        # Como root, todo lo que escribe el núcleo va a un tmpfs con tope (course.grading.disk).
+        scratch = (limits or sandbox.Limits()).scratch
+        own_disk = stack.enter_context(disk.disk(scratch)) if sandboxed else None
+        runtime = own_disk.runtime if own_disk else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nucleo-", dir=sandbox.socket_parent())
-        )
+        ))  # fmt: skip
         root = tmp / "curso"
         submitted = root / "submitted" / STUDENT / lab.id
         submitted.mkdir(parents=True)
@@ -79,6 +82,7 @@ def staged(
         warm = None
         if sandboxed:
             trusted.SandboxedKernelManager.box.zygote = zygote
+            trusted.SandboxedKernelManager.box.disk = own_disk
             # nbgrader la define al calificar, pero este núcleo nace antes (labs. 6 y 7 la leen).
             trusted.SandboxedKernelManager.box.env["NBGRADER_EXECUTION"] = "autograde"
             warm = pool.WarmKernel(trusted, trusted.TrustedExecute.setup_source)

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 import course
-from course.grading import sandbox, zygote_main
+from course.grading import disk, sandbox, seccomp, zygote_main
 
 SERVER = Path(zygote_main.__file__)
 HIDDEN = Path(zygote_main.HIDDEN)  # lo que el núcleo no ve
@@ -52,6 +52,7 @@ class Zygote:
 
     def __init__(self, uid: int):
         self.uid = uid
+        disk.shared_base()  # antes de nacer: así le llegan los discos de las entregas
         self._folder = Path(tempfile.mkdtemp(prefix="cigoto-", dir=HOST_TMP))
         self.socket = self._folder / "s"
         shared = sandbox.shared_readable()
@@ -130,6 +131,8 @@ class Zygote:
             "work": str(box.WORK),
             "limits": dataclasses.asdict(box.limits),
             "uid": box.uid,
+            "seccomp": (seccomp.program() or b"").hex(),  # sin llaveros
+            "scratch": str(box.disk.new_tmp()) if box.disk is not None else "",  # su /tmp
             "env": sandbox.environment(box.env),
             "arguments": kernel[kernel.index("ipykernel_launcher") + 1 :],
         }

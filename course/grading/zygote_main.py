@@ -39,6 +39,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -82,10 +83,11 @@ def _point(path: str, like: str, mode: int) -> None:
 def build_view(request: dict) -> None:
     """Con un espacio de montajes propio, la vista del núcleo (ver el docstring del módulo).
 
-    Primero se montan las fuentes en :data:`STAGE`; después un ``tmpfs`` nuevo tapa
-    ``/tmp`` (y con él las carpetas del calificador) y cada fuente pasa a su sitio.
-    Solo se crean carpetas dentro de ``tmpfs`` nuevos: el cigoto y los hermanos no ven
-    ninguna.
+    Primero se montan las fuentes en :data:`STAGE`; después tapa ``/tmp`` (y con él las
+    carpetas del calificador) el ``/tmp`` de este arranque en el disco de la entrega
+    (``course.grading.disk``, como root) o un ``tmpfs`` nuevo, y cada fuente pasa a su
+    sitio. Solo se crean carpetas dentro de ese ``/tmp`` o de ``tmpfs`` nuevos: el cigoto
+    y los hermanos no ven ninguna.
     """
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
@@ -95,7 +97,13 @@ def build_view(request: dict) -> None:
         _point(stage, outside, 0o700)
         _mount(outside, stage, None, MS_BIND)
     tmpfs = MS_NOSUID | MS_NODEV
-    _mount("tmpfs", "/tmp", "tmpfs", tmpfs, f"mode=1777,size={request['limits']['scratch']}")
+    scratch = request["scratch"]  # el /tmp de este arranque en el disco de la entrega, si hay
+    if scratch:
+        if not os.path.ismount(os.path.dirname(scratch)):  # sin él, escribiría en el disco
+            raise OSError(f"el disco {os.path.dirname(scratch)} no llegó al cigoto")
+        _bind(scratch, "/tmp", writable=True)
+    else:
+        _mount("tmpfs", "/tmp", "tmpfs", tmpfs, f"mode=1777,size={request['limits']['scratch']}")
     _mount("tmpfs", "/dev/shm", "tmpfs", tmpfs | MS_RDONLY, "mode=0755")  # como en bwrap
     _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
     work = request["work"]
@@ -110,8 +118,20 @@ def build_view(request: dict) -> None:
     _mount("tmpfs", HIDDEN, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0755")
 
 
+class _Program(ctypes.Structure):  # struct sock_fprog
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def install_filter(program: bytes) -> None:
+    """El filtro seccomp de ``course.grading.seccomp`` (sin llaveros), si lo hay."""
+    if program:
+        fprog = ctypes.byref(_Program(len(program) // 8, program))
+        _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog, 0, 0), "seccomp")
+
+
 def drop_privileges(request: dict) -> None:
-    """Límites, sin capacidades y el usuario sin privilegios de la petición (sin vuelta)."""
+    """Límites, sin capacidades, sin llaveros (seccomp) y el usuario sin privilegios de la
+    petición (sin vuelta)."""
     limits = request["limits"]
     for limit, value in (
         (resource.RLIMIT_AS, limits["memory"]),
@@ -129,6 +149,7 @@ def drop_privileges(request: dict) -> None:
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    install_filter(bytes.fromhex(request["seccomp"]))
     status = open("/proc/self/status").read()
     if any(line.split()[1].strip("0") for line in status.splitlines() if line[:3] == "Cap"):
         raise PermissionError("el núcleo conserva capacidades")
