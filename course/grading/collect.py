@@ -14,8 +14,9 @@ incluido. ``nbgrader collect`` tal cual
 
 :class:`SafeCollect` (configurada en ``nbgrader_config.py``) copia primero a una carpeta
 propia solo los archivos normales de un nombre (``course.grading.files``), rechaza la
-carpeta cuyo dueño no es quien dice ser (con ``ExchangeCollect.check_owner``, como nbgrader) o
-cuya hora no se entiende, lo dice en español y deja que nbgrader copie esa carpeta propia
+carpeta cuyo dueño no es quien dice ser (con ``ExchangeCollect.check_owner``, como nbgrader),
+cuyo estudiante no cumple la regla de los nombres (``course.names``) o cuya hora no se
+entiende, lo dice en español y deja que nbgrader copie esa carpeta propia
 como siempre (``ignore``, tamaños, permisos de ``groupshared``). Una carpeta rechazada no
 cuenta al elegir la entrega más nueva de cada estudiante: la que ana crea con el nombre de
 beto y una hora posterior no tapa la última entrega de beto, ni la borra de ``submitted/``
@@ -32,6 +33,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 
+from course import names
 from course.grading import files
 from course.text import printable
 
@@ -88,6 +90,9 @@ class SafeCollect(ExchangeCollect):
             record = ExchangeCollect._path_to_record(self, str(source))
         except (ValueError, OverflowError, TypeError):
             return "la hora del nombre no es una fecha"
+        bad_name = names.problem(record["username"], "estudiante")
+        if bad_name:
+            return bad_name
         if self.check_owner:
             try:
                 owner = pwd.getpwuid(info.st_uid).pw_name
