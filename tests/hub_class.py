@@ -13,8 +13,10 @@ página de Playwright de ``live_server``); sin navegador, :meth:`HubClass.sessio
 por HTTP y :meth:`HubClass.spawn` arranca el servidor del usuario.
 """
 
+import asyncio
 import csv
 import http.cookiejar
+import json
 import os
 import pwd
 import re
@@ -24,6 +26,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,7 +40,8 @@ from course.aula.state import Aula
 
 ROOT = Path("/var/tmp/course-aula-pruebas")
 LAB = "01_atencion"
-KEEP = ("entornos", "proxy")  # lo que se reutiliza entre ejecuciones
+KEEP = ("entornos", "proxy")
+RESTARTED = "[el núcleo murió y se reinicia]"  # lo que añade HubClass.execute  # lo que se reutiliza entre ejecuciones
 
 
 @dataclass
@@ -72,6 +76,7 @@ class HubClass:
         opener.open(f"{self.url}/hub/login", urllib.parse.urlencode(form).encode(), timeout=30)
         if not any(cookie.name.startswith("jupyterhub-session") for cookie in jar):
             raise AssertionError(f"{user} no pudo entrar en el hub")
+        opener.jar = jar
         return opener
 
     def spawn(self, user: str) -> urllib.request.OpenerDirector:
@@ -90,6 +95,32 @@ class HubClass:
             time.sleep(1)
         raise AssertionError(f"el servidor de {user} no arrancó")
 
+    def token(self, user: str, opener: urllib.request.OpenerDirector) -> str:
+        """Un token de la API para ``user``, pedido con su sesión (como la página de tokens)."""
+        xsrf = next(cookie.value for cookie in opener.jar if cookie.name == "_xsrf")
+        request = urllib.request.Request(
+            f"{self.url}/hub/api/users/{user}/tokens", data=b'{"note": "pruebas"}',
+            headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"}, method="POST",
+        )  # fmt: skip
+        with opener.open(request, timeout=30) as response:
+            return json.loads(response.read())["token"]
+
+    def kernel(self, user: str, token: str) -> str:
+        """Arranca un núcleo en el servidor de ``user``; devuelve su id."""
+        request = urllib.request.Request(
+            f"{self.url}/user/{user}/api/kernels", data=b"{}", method="POST",
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return json.loads(response.read())["id"]
+
+    def execute(self, user: str, token: str, kernel: str, code: str) -> str:
+        """Ejecuta ``code`` en el núcleo (como una celda); devuelve lo que imprimió y sus
+        errores."""
+        address = self.url.replace("http", "ws", 1)
+        url = f"{address}/user/{user}/api/kernels/{kernel}/channels"
+        return asyncio.run(_execute(url, token, code))
+
     def login(self, page, user: str) -> None:
         """Inicia la sesión de ``user`` en una página de Playwright."""
         page.goto(f"{self.url}/hub/login")
@@ -98,14 +129,55 @@ class HubClass:
         page.click("[type=submit]")
 
 
+async def _execute(url: str, token: str, code: str, timeout: float = 300) -> str:
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    connection = await websocket_connect(
+        HTTPRequest(url, headers={"Authorization": f"token {token}"})
+    )
+    message_id = uuid.uuid4().hex
+    header = {"msg_id": message_id, "msg_type": "execute_request", "version": "5.3",
+              "session": uuid.uuid4().hex, "username": "", "date": ""}  # fmt: skip
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+               "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+    request = {"header": header, "parent_header": {}, "metadata": {}, "content": content,
+               "channel": "shell", "buffers": []}  # fmt: skip
+    await connection.write_message(json.dumps(request))
+    shown = []
+    while True:
+        raw = await asyncio.wait_for(connection.read_message(), timeout)
+        if raw is None:
+            raise AssertionError("el núcleo cerró la conexión")
+        reply = json.loads(raw)
+        state = reply.get("content", {}).get("execution_state")
+        if reply["msg_type"] == "status" and state in ("restarting", "dead"):
+            connection.close()
+            return "".join(shown) + RESTARTED
+        if reply.get("parent_header", {}).get("msg_id") != message_id:
+            continue
+        kind = reply["msg_type"]
+        if kind == "stream":
+            shown.append(reply["content"]["text"])
+        elif kind == "error":
+            shown.append(f"{reply['content']['ename']}: {reply['content']['evalue']}")
+        elif kind == "status" and reply["content"]["execution_state"] == "idle":
+            connection.close()
+            return "".join(shown)
+
+
 @contextmanager
-def hub_class() -> Iterator[HubClass]:
+def hub_class(count: int = 2, memory_mb: int = 1024) -> Iterator[HubClass]:
+    """El aula con un profesor y ``count`` estudiantes (``ana…``, ``beto…``, ``e3…``…), con
+    ``memory_mb`` MiB para cada uno."""
     tag = secrets.token_hex(2)
-    instructor, students = f"profe{tag}", [f"ana{tag}", f"beto{tag}"]
+    instructor = f"profe{tag}"
+    names = ("ana", "beto", *(f"e{i}" for i in range(3, count + 1)))
+    students = [f"{name}{tag}" for name in names][:count]
     aula = Aula(ROOT)
     _clean(aula)
     try:
-        steps.prepare(aula, instructor, "127.0.0.1", free_port(), 3072, lambda _: None)
+        steps.prepare(aula, instructor, "127.0.0.1", free_port(), memory_mb, lambda _: None)
         roster = aula.hub / "lista.csv"
         roster.write_text(
             "id,nombre,correo\n"

@@ -12,10 +12,11 @@ import shlex
 import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from hub_class import LAB, hub_class
+from hub_class import LAB, RESTARTED, hub_class
 
 from course import labs
 
@@ -61,6 +62,22 @@ def test_students_log_in_to_their_own_server_with_limits(hub):
     assert [line.split()[2] for line in limits.splitlines() if "Max processes" in line] == ["512"]
 
 
+def test_a_kernel_that_fills_memory_dies_alone(hub):
+    """En un núcleo de su servidor, ana llena la memoria (1 GiB por usuario en el aula de
+    pruebas): muere ese núcleo y se reinicia; el servidor de beto y el hub ni lo notan."""
+    ana, beto = hub.students
+    beto_client = hub.spawn(beto)
+    opener = hub.spawn(ana)
+    token = hub.token(ana, opener)
+    kernel = hub.kernel(ana, token)
+    assert hub.execute(ana, token, kernel, "print(6 * 7)") == "42\n"
+    assert RESTARTED in hub.execute(ana, token, kernel, HOG)
+    with beto_client.open(f"{hub.url}/user/{beto}/lab", timeout=30) as page:
+        assert page.status == 200
+    time.sleep(5)
+    assert hub.execute(ana, token, kernel, "print(6 * 7)") == "42\n"
+
+
 def test_restart_keeps_users_and_sessions(hub):
     """Parar y arrancar no pierde nada: la sesión de antes sigue valiendo (mismo secreto de
     las cookies y misma base de datos)."""
@@ -80,7 +97,7 @@ ATTACKS = {
     "leer": "cat {folder}/{lab}.ipynb",
     "listar la carpeta": "ls {folder}",
     "vaciar": ": > {folder}/{lab}.ipynb",
-    "reemplazar": "echo '{{}}' > /tmp/x.ipynb && cp /tmp/x.ipynb {folder}/{lab}.ipynb",
+    "reemplazar": "echo '{{}}' > ~/x.ipynb && cp ~/x.ipynb {folder}/{lab}.ipynb",
     "borrar archivos": "rm -f {folder}/{lab}.ipynb",
     "borrar la carpeta": "rm -rf {folder}",
     "renombrar la carpeta": "mv {folder} {inbound}/otra",
@@ -94,11 +111,12 @@ def test_classmate_cannot_touch_a_submission(hub, submitted, attack):
     lista, ni la lee, ni la vacía, ni la cambia, ni la borra, ni la renombra."""
     before = digest(submitted)
     exchange = hub.aula.exchange
-    command = ATTACKS[attack].format(
-        folder=submitted, lab=LAB, exchange=exchange,
-        inbound=exchange / "transformer-es" / "inbound",
-        feedback=exchange / "transformer-es" / "feedback",
-    )  # fmt: skip
+    paths = {
+        "folder": submitted, "exchange": exchange,
+        "inbound": exchange / "transformer-es" / "inbound",
+        "feedback": exchange / "transformer-es" / "feedback",
+    }  # fmt: skip
+    command = ATTACKS[attack].format(lab=LAB, **{k: shlex.quote(str(v)) for k, v in paths.items()})
     tried = hub.run_as(hub.students[0], command)
     assert tried.returncode != 0, f"ana pudo «{attack}»: {tried.stdout[:300]}"
     assert (exchange / "transformer-es").is_dir()
@@ -190,7 +208,7 @@ def test_student_reads_no_answer_and_no_classmate_work(hub, submitted):
     assert "ModuleNotFoundError" in reference.stderr
 
 
-HOG = "b = bytearray(1 << 30); print('sobrevivió')"
+HOG = "b = b'x' * (2 << 30); print('sobrevivió')"
 FORKS = textwrap.dedent(
     """
     import os, time
