@@ -96,7 +96,9 @@ class _Masked:
 def masked_hint(ename: str, evalue: str) -> str | None:
     """La pista de :func:`course.student.hints.hint` sin nada copiado de ``evalue``.
 
-    ``None`` si no hay regla o si la frase necesita un número del mensaje para decirse.
+    Sin regla que case, o si la frase necesita un número del mensaje para decirse, la línea
+    general de un tipo conocido (:data:`course.student.hints.FALLBACK`), que no copia nada; el
+    nombre de un tipo que no está ahí lo eligió el estudiante y no se usa.
     """
     for kind, pattern, text in hints.RULES:
         match = re.search(pattern, evalue.strip()) if kind == ename else None
@@ -107,5 +109,5 @@ def masked_hint(ename: str, evalue: str) -> str | None:
         try:
             return hints.PREFIX + text(_Masked(match))
         except (ValueError, TypeError):
-            return None
-    return None
+            break
+    return hints.fallback(ename) if ename in hints.FALLBACK else None

@@ -60,6 +60,281 @@ _BROADCAST_CAUSES = (
     " atención cruzada o una máscara pasada a la atención que no es la suya."
 )
 
+# Más errores de Python y PyTorch, de los más concretos a los más generales.
+_SHAPES = "Imprime `.shape` de cada tensor de esa línea."
+_MORE_RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
+    (
+        "ZeroDivisionError",
+        r"",
+        "divides entre cero: una cuenta (de posiciones sin relleno, de pasos, de elementos) vale"
+        " 0. Mira de dónde sale el divisor; si puede ser 0, `max(n, 1)` o `.clamp(min=1)`.",
+    ),
+    (
+        "IndexError",
+        r"too many indices for tensor of dimension (?P<dims>\d+)",
+        lambda m: f"indexas con más índices que ejes tiene el tensor ({m['dims']}). " + _SHAPES,
+    ),
+    (
+        "IndexError",
+        r"index (?P<index>-?\d+) is out of bounds for dimension (?P<dim>\d+) with size (?P<size>\d+)",
+        lambda m: (
+            f"el índice {m['index']} se sale del eje {m['dim']}, que mide {m['size']}: los índices"
+            " van de 0 a tamaño − 1 (o de −tamaño a −1)."
+        ),
+    ),
+    (
+        "IndexError",
+        r"(list|tuple|string) index out of range",
+        "pides una posición que la lista (o tupla) no tiene: tiene menos elementos de los que"
+        " crees. Imprime `len(...)`; ¿empiezas a contar en 1 en lugar de en 0?",
+    ),
+    (
+        "KeyError",
+        r"^'?(?P<key>[^']*)'?$",
+        lambda m: (
+            f"falta la clave `{m['key']}` en un diccionario (un `state_dict`, un lote, una"
+            " configuración): revisa cómo se escribe y qué claves tiene (`print(d.keys())`)."
+        ),
+    ),
+    (
+        "TypeError",
+        r"'NoneType' object is not (subscriptable|iterable|callable)",
+        "el valor es None: ¿le falta un `return` a tu función?",
+    ),
+    (
+        "TypeError",
+        r"cannot unpack non-iterable (?P<kind>\w+) object",
+        lambda m: (
+            f"separas en varios nombres (`a, b = …`) un {m['kind']}, que es un solo valor:"
+            " ¿devuelve la función una pareja?"
+        ),
+    ),
+    (
+        "TypeError",
+        r"(?P<function>[\w.]+)\(\) received an invalid combination of arguments",
+        lambda m: (
+            f"llamas a `{m['function']}` con argumentos de tipos que no acepta: revisa el orden y"
+            " los tipos (¿un tensor donde va un número, una lista donde va un tensor, `dim=`?)."
+        ),
+    ),
+    (
+        "TypeError",
+        r"^(?P<function>[\w.]+)\(\): argument '(?P<arg>\w+)' (\(position \d+\) )?must be"
+        r" (?P<want>[\w. ]+?), not (?P<got>\w+)",
+        lambda m: (
+            f"el argumento `{m['arg']}` de `{m['function']}` debe ser {m['want']} y recibe un"
+            f" {m['got']}: revisa el orden de los argumentos (¿falta `dim=`?)."
+        ),
+    ),
+    (
+        "TypeError",
+        r"only integer tensors of a single element can be converted to an index",
+        "usas un tensor como índice de una lista o como tamaño: conviértelo con `.item()` o"
+        " `int(...)`, o indexa el tensor con otro tensor.",
+    ),
+    (
+        "TypeError",
+        r"'(?P<kind>\w+)' object is not (subscriptable|iterable)",
+        lambda m: (
+            f"un {m['kind']} no se puede indexar ni recorrer: ¿esperabas una lista, una tupla o"
+            " un tensor? Imprime `type(...)` del valor de esa línea."
+        ),
+    ),
+    (
+        "TypeError",
+        r"unsupported operand type\(s\) for",
+        "la operación no se puede hacer entre esos dos tipos: imprime `type(...)` de cada lado"
+        " (¿un None, una lista o una tupla donde va un tensor?).",
+    ),
+    (
+        "ValueError",
+        r"not enough values to unpack|too many values to unpack",
+        "separas en varios nombres (`a, b = …`) algo con otro número de elementos: ¿cuántos"
+        " valores devuelve la función (¿una pareja?) y cuántos ejes tiene el tensor"
+        " (`B, T, D = x.shape`)?",
+    ),
+    (
+        "ValueError",
+        r"math domain error",
+        "`math.log` o `math.sqrt` de un número fuera de su dominio (≤ 0 para log, < 0 para la"
+        " raíz): imprime el argumento.",
+    ),
+    (
+        "ValueError",
+        r"only one element tensors can be converted to Python scalars",
+        "`.item()` o `float(...)` de un tensor con varios valores: reduce antes (`.mean()`,"
+        " `.sum()`) o toma un elemento.",
+    ),
+    (
+        "RuntimeError",
+        r"a Tensor with \d+ elements cannot be converted to Scalar",
+        "`.item()` o `float(...)` de un tensor con varios valores: reduce antes (`.mean()`,"
+        " `.sum()`) o toma un elemento.",
+    ),
+    (
+        "RuntimeError",
+        r"Expected all tensors to be on the same device",
+        "mezclas tensores de la CPU y de la GPU: crea los tensores nuevos con"
+        " `device=x.device` y mueve el modelo y los lotes al mismo dispositivo.",
+    ),
+    (
+        "RuntimeError",
+        r"Trying to backward through the graph a second time",
+        "backward pasa dos veces por el mismo grafo: ¿reutilizas una pérdida (o un tensor"
+        " calculado) de un paso anterior? Guarda las pérdidas con `.item()`.",
+    ),
+    (
+        "RuntimeError",
+        r"modified by an inplace operation",
+        "una operación en su sitio (`x += …`, `masked_fill_`, `relu_`) cambia un tensor que"
+        " backward necesita: usa la versión que devuelve uno nuevo (`x = x + …`, `masked_fill`).",
+    ),
+    (
+        "RuntimeError",
+        r"a leaf Variable that requires grad is being used in an in-place operation",
+        "cambias en su sitio un parámetro (una hoja con gradiente): hazlo dentro de"
+        " `with torch.no_grad():`.",
+    ),
+    (
+        "RuntimeError",
+        r"0D or 1D target tensor expected|Expected target size",
+        "`cross_entropy` espera logits (N, V) y objetivos (N,) con índices de clase: aplana con"
+        " `logits.reshape(-1, V)` y `objetivo.reshape(-1)`.",
+    ),
+    (
+        "ValueError",
+        r"Expected input batch_size \((?P<a>\d+)\) to match target batch_size \((?P<b>\d+)\)",
+        lambda m: (
+            f"la pérdida recibe {m['a']} filas de logits y {m['b']} objetivos: ¿aplanas los dos"
+            " igual? ¿Desplazaste el destino en uno y no en el otro?"
+        ),
+    ),
+    (
+        "RuntimeError",
+        r"Sizes of tensors must match except in dimension (?P<dim>\d+)|Tensors must have same"
+        r" number of dimensions|stack expects each tensor to be equal size",
+        "`torch.cat` o `torch.stack` de tensores con formas que no casan: en `cat` todos los ejes"
+        " salvo el de `dim` deben medir lo mismo; en `stack`, todos. " + _SHAPES,
+    ),
+    (
+        "RuntimeError",
+        r"Index tensor must have the same number of dimensions as input tensor"
+        r"|gather\(\): Expected dtype int64 for index",
+        "`gather` pide índices int64 con los mismos ejes que el tensor (`unsqueeze(-1)` para el"
+        " último). " + _SHAPES,
+    ),
+    (
+        "RuntimeError",
+        r"Expected tensor for argument #1 'indices' to have one of the following scalar types",
+        "los índices de `nn.Embedding` deben ser enteros (`torch.long`), no float.",
+    ),
+    (
+        "RuntimeError",
+        r"Given normalized_shape=(?P<shape>\[[^\]]*\]), expected input with shape",
+        lambda m: (
+            f"la LayerNorm espera que el último eje mida {m['shape']}: ¿la creaste con el D de"
+            " las entradas? " + _SHAPES
+        ),
+    ),
+    (
+        "RuntimeError",
+        r"number of dims don't match in permute|does not match the length of the desired"
+        r" ordering of dimensions",
+        "`permute` necesita un índice por cada eje del tensor. " + _SHAPES,
+    ),
+    (
+        "RuntimeError",
+        r"output with shape (?P<a>\[[^\]]*\]) doesn't match the broadcast shape (?P<b>\[[^\]]*\])",
+        lambda m: (
+            f"una operación en su sitio (`+=`, `add_`) daría forma {m['b']}, pero el tensor que"
+            f" cambia mide {m['a']}. " + _SHAPES
+        ),
+    ),
+    (
+        "RuntimeError",
+        r"out of memory",
+        "el dispositivo se quedó sin memoria: usa lotes más pequeños o frases más cortas, y"
+        " envuelve la evaluación en `torch.no_grad()`.",
+    ),
+    (
+        "NameError",
+        r"name '(?P<name>\w+)' is not defined",
+        lambda m: (
+            f"`{m['name']}` no está definido: ¿ejecutaste la celda que lo define (y la de"
+            " preparación)? Al reiniciar el núcleo hay que volver a ejecutar las de arriba."
+        ),
+    ),
+    (
+        "UnboundLocalError",
+        r"",
+        "usas una variable de la función antes de asignarla (quizá solo se asigna dentro de un"
+        " `if` o de un bucle que no llegó a ejecutarse).",
+    ),
+    (
+        "RecursionError",
+        r"",
+        "una función se llama a sí misma sin fin: ¿`forward` llama a `self(...)` o a"
+        " `self.forward`, o una función tuya tiene el mismo nombre que la que llama?",
+    ),
+    (
+        "ImportError",
+        r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'",
+        lambda m: f"`{m['module']}` no tiene `{m['name']}`: revisa el nombre.",
+    ),
+    (
+        "FileNotFoundError",
+        r"",
+        "ese archivo no existe: las rutas relativas parten de la carpeta del cuaderno.",
+    ),
+    (
+        "StopIteration",
+        r"",
+        "pides con `next(...)` otro elemento a un iterador que ya se acabó.",
+    ),
+    (
+        "MemoryError",
+        r"",
+        "el proceso se quedó sin memoria: ¿un tensor enorme, como uno (N, N) con N muy grande?",
+    ),
+    (
+        "AssertionError",
+        r"^$",
+        "falla un `assert` sin mensaje de tu propio código: la traza marca la línea.",
+    ),
+]
+
+# Para cualquier otro mensaje de estos tipos: qué suele querer decir, sin copiar nada de él.
+FALLBACK = {
+    "RuntimeError": "PyTorch no pudo hacer la operación de la línea marcada en la traza: la"
+    " última línea del mensaje dice por qué. " + _SHAPES,
+    "IndexError": "un índice se sale de su eje, lista o tupla. " + _SHAPES,
+    "KeyError": "falta una clave en un diccionario: revisa cómo se escribe y qué claves tiene.",
+    "AttributeError": "ese objeto no tiene el atributo que pides: revisa el nombre e imprime"
+    " `type(...)` del objeto.",
+    "TypeError": "un valor no es del tipo que espera la operación o la función: imprime"
+    " `type(...)` de sus argumentos y revisa cuántos pasas.",
+    "ValueError": "un argumento tiene el tipo correcto pero un valor que no vale: lee la última"
+    " línea del mensaje e imprime ese argumento.",
+    "NotImplementedError": "esa función o método aún no está escrito: si es tuyo, borra"
+    " `raise NotImplementedError()` y escribe tu código.",
+    "OverflowError": "un número se sale del rango de los float: ¿exp de un número grande?",
+    "ModuleNotFoundError": "ese módulo no está instalado en el entorno de este núcleo.",
+    "ImportError": "no se pudo importar ese nombre: revisa cómo se escribe.",
+    "NameError": "usas un nombre que no está definido: ¿ejecutaste la celda que lo define?",
+    "SyntaxError": "Python no entiende cómo está escrita la línea marcada (^): revisa que"
+    " cierren los paréntesis, corchetes y comillas y que no falten los dos puntos de"
+    " `def`, `if` o `for`.",
+    "IndentationError": "la sangría no cuadra: el cuerpo de `def`, `if` o `for` va cuatro"
+    " espacios más adentro, igual en todas sus líneas.",
+    "OSError": "falló una operación con un archivo o con el sistema: lee la última línea del"
+    " mensaje.",
+}
+GENERIC = (
+    "Python se detuvo con este error: la última línea de la traza dice qué pasó y la flecha"
+    " (---->) dónde. Imprime los valores que usa esa línea."
+)
+
+
 # (tipo de excepción, expresión regular sobre el mensaje, línea o función que la construye)
 RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
     (
@@ -201,18 +476,31 @@ RULES: list[tuple[str, str, str | Callable[[re.Match], str]]] = [
         r"^$",
         "aún no has escrito esta parte: borra `raise NotImplementedError()` y escribe tu código.",
     ),
+    *_MORE_RULES,
 ]
 
 
 def hint(ename: str, evalue: str) -> str | None:
-    """La línea en español para la excepción ``ename: evalue``, o ``None`` si no se conoce."""
+    """La línea en español para la excepción ``ename: evalue``.
+
+    Primero la regla de :data:`RULES` que casa; si no, la general de su tipo
+    (:data:`FALLBACK`) o, para cualquier otro tipo, :data:`GENERIC`. ``None`` solo para un
+    ``AssertionError`` con mensaje: el de las comprobaciones del curso ya está en español.
+    """
     for kind, pattern, text in RULES:
         if kind != ename:
             continue
         match = re.search(pattern, evalue.strip())
         if match:
             return PREFIX + (text if isinstance(text, str) else text(match))
-    return None
+    return fallback(ename)
+
+
+def fallback(ename: str) -> str | None:
+    """La línea general de ``ename`` (sin nada de su mensaje); ``None`` para ``AssertionError``."""
+    if ename == "AssertionError":
+        return None
+    return PREFIX + FALLBACK.get(ename, GENERIC)
 
 
 def _handler(shell, etype, value, tb, tb_offset=None) -> None:
