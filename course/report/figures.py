@@ -24,6 +24,11 @@ def bins() -> list[str]:
     return [f"{i * step}–{(i + 1) * step} %" for i in range(BINS)]
 
 
+def _count_axis(largest: int, title: str = "estudiantes") -> dict:
+    """Un eje de recuentos: marcas enteras (ni «0,5» ni «1,5 estudiantes»), unas 8 como mucho."""
+    return {"title": {"text": title}, "rangemode": "tozero", "dtick": max(1, -(-largest // 8))}
+
+
 def _label(text: str, width: int = LABEL_WIDTH) -> str:
     return "<br>".join(html.escape(line) for line in textwrap.wrap(text, width)) or " "
 
@@ -64,7 +69,7 @@ def outcomes(report: LabReport) -> dict:
     layout = _layout(
         "Resultado por ejercicio",
         barmode="stack",
-        xaxis={"title": {"text": "estudiantes"}, "rangemode": "tozero"},
+        xaxis=_count_axis(max((len(i.shares) for i in exercises), default=0)),
         yaxis={"autorange": "reversed", "automargin": True},
         legend={"orientation": "h", "y": -0.2},
         height=120 + 34 * len(exercises),
@@ -88,7 +93,7 @@ def distribution(report: LabReport) -> dict:
     layout = _layout(
         "Distribución de la nota del laboratorio",
         xaxis={"title": {"text": "proporción de los puntos calificados"}},
-        yaxis={"title": {"text": "estudiantes"}, "rangemode": "tozero"},
+        yaxis=_count_axis(max(histogram(report.totals))),
         height=360,
     )
     return {"data": data, "layout": layout}
@@ -140,7 +145,7 @@ def mistakes(report: LabReport) -> dict:
     ]
     layout = _layout(
         "Errores con nombre más frecuentes",
-        xaxis={"title": {"text": "estudiantes"}, "rangemode": "tozero", "dtick": 1},
+        xaxis=_count_axis(max((count for count, _, _ in rows), default=0)),
         yaxis={"autorange": "reversed", "automargin": True},
         height=140 + 52 * max(1, len(rows)),
     )
