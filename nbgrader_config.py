@@ -29,18 +29,26 @@ c.ClearSolutions.text_stub = "TU RESPUESTA AQUÍ"
 # RestoreCells pone antes los metadatos del cuaderno publicado, como hace grade.
 # Otros pasos pueden añadirse a estas listas (runner los aplica igual por cualquier puerta).
 from nbgrader.converters import Autograde  # noqa: E402
-from nbgrader.preprocessors import Execute  # noqa: E402
+from nbgrader.preprocessors import Execute, SaveAutoGrades  # noqa: E402
 
-from course.grading.door import RestoreCells, SealedAutograde  # noqa: E402
+from course.grading.door import KeepManualGrades, RestoreCells, SealedAutograde  # noqa: E402
 
 c.Autograde.sanitize_preprocessors = [
     RestoreCells,
     *Autograde.class_traits()["sanitize_preprocessors"].default(),
 ]
+# KeepManualGrades: volver a calificar no deshace lo que calificó una persona (como grade).
+DOOR_STEPS = {Execute: SealedAutograde, SaveAutoGrades: KeepManualGrades}
 c.Autograde.autograde_preprocessors = [
-    SealedAutograde if step is Execute else step
+    DOOR_STEPS.get(step, step)
     for step in Autograde.class_traits()["autograde_preprocessors"].default()
 ]
+# Un clon recién hecho no tiene gradebook.db: el laboratorio se define en él antes de
+# calificar. Como root, lo escrito pasa al dueño de la carpeta del curso, que puede volver
+# a calificar (course/grading/door_hooks.py).
+c.Autograde.pre_convert_hook = "course.grading.door_hooks.before_autograde"
+c.Autograde.post_convert_hook = "course.grading.door_hooks.after_convert"
+c.GenerateFeedback.post_convert_hook = "course.grading.door_hooks.after_convert"
 # --- fin de la calificación sellada ---------------------------------------------------
 
 # Cada celda dispone de 60 s; al agotarse se interrumpe y se sigue con la siguiente,

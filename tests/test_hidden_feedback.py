@@ -28,7 +28,7 @@ from tampering import solved
 
 from course import grading, labs, mistakes
 from course.commands import feedback, grade
-from course.grading import diagnosis, results, sandbox
+from course.grading import diagnosis, feedback_page, results, sandbox
 from course.grading.feedback import FAILED, SafeFeedback
 from course.grading.remote import StudentError, _exception
 from course.student import checks
@@ -160,9 +160,9 @@ def test_the_summary_names_the_hidden_mistake():
     result = results.Result(
         STUDENT, LAB.id, [results.Cell("ej1_oculta", 0, 5, "AssertionError: 0.1234")]
     )
-    page = feedback.summary(result, {"ej1_oculta"}, {"ej1_oculta": [NO_SCALE]})
+    page = feedback_page.summary(result, {"ej1_oculta"}, {"ej1_oculta": [NO_SCALE]})
     assert f"no superada: {html.escape(NO_SCALE)}" in page and "0.1234" not in page
-    assert "no muestran su mensaje" in feedback.summary(result, {"ej1_oculta"})
+    assert "no muestran su mensaje" in feedback_page.summary(result, {"ej1_oculta"})
 
 
 # --- calificación real de una entrega hostil ---------------------------------------------

@@ -13,7 +13,7 @@ from nbgrader.api import Gradebook
 
 from course import cli, labs
 from course.commands import export, feedback, grade
-from course.grading import results
+from course.grading import feedback_page, results
 from course.text import hide_paths, shorten, student_message
 
 LAB = labs.get("01_atencion")
@@ -119,7 +119,7 @@ def test_a_broken_submission_message_hides_server_paths_and_cuts_between_words()
         + ")"
     )
     broken = results.Result("ana", LAB.id, error=error)
-    page = feedback.summary(broken, set())
+    page = feedback_page.summary(broken, set())
     assert "/tmp/" not in page and "«01_atencion.ipynb» no es un cuaderno válido" in page
     message = student_message(error)
     assert message.endswith("…") and len(message) <= 300

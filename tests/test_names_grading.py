@@ -158,3 +158,15 @@ def test_merge_never_adds_a_student_whose_name_breaks_the_rule(tmp_path, one_cel
 
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         assert [(s.id, s.last_name) for s in gradebook.students] == [("101", "José Pérez")]
+
+
+def test_a_subfolder_inside_a_moodle_folder_never_says_who_submitted(tmp_path):
+    """Moodle deja subir carpetas: la de mallory puede traer ``ana/01_atencion.ipynb``."""
+    with zipfile.ZipFile(tmp_path / "moodle.zip", "w") as bundle:
+        folder = "Mallory Ruiz_9_assignsubmission_file_"
+        bundle.writestr(f"{folder}/ana/{LAB.id}.ipynb", "{}")
+        bundle.writestr(f"{folder}/ana/02_normalizacion/02_normalizacion.ipynb", "{}")
+    found, refused = _gather(tmp_path, [tmp_path / "moodle.zip"])
+    assert not refused
+    assert set(found) == {("9", LAB.id), ("9", "02_normalizacion")}
+    assert all(t.name == "Mallory Ruiz" and t.notebook for t in found.values())

@@ -52,7 +52,7 @@ from leaks import secret_lines
 
 from course import grading, labs
 from course.commands import export, feedback, grade
-from course.grading import files, results
+from course.grading import feedback_page, files, results
 from course.labs import cache_root
 
 pytestmark = pytest.mark.slow
@@ -484,7 +484,7 @@ def test_the_leak_scan_would_see_a_printed_secret(campaign):
         cells=[nbformat.v4.new_code_cell("print(x)", outputs=[
             nbformat.v4.new_output("stream", name="stdout", text=f"{line}\n")])]
     )  # fmt: skip
-    page = feedback.render(campaign.results["beto"], notebook, set())
+    page = feedback_page.render(campaign.results["beto"], notebook, set())
     assert _normal(line) in _visible(page)
 
 

@@ -260,7 +260,13 @@ def _owner(parts: tuple[str, ...]) -> tuple[str, str] | None:
 
     ``…/<estudiante>/<lab>/<cuaderno>.ipynb`` (nbgrader) o ``…/<estudiante>/<cuaderno>.ipynb``
     (la carpeta por estudiante del aula virtual) con un solo laboratorio en el nombre.
+    Dentro de una carpeta de Moodle, el estudiante es esa carpeta: las subcarpetas las crea
+    el estudiante al subir, y ``mallory_…_assignsubmission_file_/ana/`` no es de ana.
     """
+    moodle = next((i for i, part in enumerate(parts[:-1]) if students.MOODLE.fullmatch(part)), None)
+    if moodle is not None:
+        parts = (parts[moodle], *parts[moodle + 1 :][-2:])
+        parts = parts if len(parts) < 3 or parts[-2] in labs.LABS else (parts[0], parts[-1])
     if len(parts) >= 3 and parts[-2] in labs.LABS:
         student, lab = parts[-3], parts[-2]
     elif len(parts) >= 2:

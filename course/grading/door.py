@@ -12,6 +12,10 @@ pasos en lugar de los de nbgrader, y la calificación es la misma que la de
   proceso aparte, con núcleo aislado, pruebas en el calificador, restauración de metadatos
   y topes, y devuelve a nbgrader el cuaderno calificado, del que ``SaveAutoGrades`` saca
   las mismas notas por celda. Deja además el ``calificacion.json`` de ``grade``.
+- :class:`KeepManualGrades` (en lugar de ``SaveAutoGrades``): guarda esas notas sin
+  deshacer lo que calificó una persona, con la misma regla que ``grade``
+  (``course.grading.results``): volver a pulsar «Autocalificar» no pide otra vez la
+  corrección manual ya hecha si la nota automática no cambió.
 
 Si no se puede aislar (falta bubblewrap) o la calificación falla por el calificador, la
 entrega no se califica: nbgrader anota el error con un mensaje en español que nombra la
@@ -27,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 
 import course
 from course import labs
@@ -104,6 +108,29 @@ class SealedAutograde(NbGraderPreprocessor):
                 return owner.coursedir
             owner = getattr(owner, "parent", None)
         return CourseDirectory(config=self.config)
+
+
+class KeepManualGrades(SaveAutoGrades):
+    """``SaveAutoGrades`` con la regla de ``grade`` para lo que calificó una persona.
+
+    nbgrader marca para revisar (``needs_manual_grade``) toda celda con nota manual en cada
+    calificación; aquí solo si su nota automática cambió (la nota manual se puso sobre otro
+    resultado). La nota y el comentario manuales no se tocan nunca.
+    """
+
+    def _add_score(self, cell, resources) -> None:
+        from nbgrader.utils import determine_grade
+
+        from course.grading.results import update_grade
+
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"],
+            self.notebook_id,
+            self.assignment_id,
+            self.student_id,
+        )
+        update_grade(grade, determine_grade(cell, self.log)[0])
+        self.gradebook.db.commit()
 
 
 def grade_elsewhere(path: Path, lab: labs.Lab, student: str) -> tuple:

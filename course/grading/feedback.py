@@ -26,7 +26,10 @@ convierten a MathML al exportar (el navegador las dibuja sin conexión, sin Math
 ``Content-Security-Policy`` en ``<meta>`` no deja cargar nada de fuera ni ejecutar nada.
 """
 
+import copy
+import json
 import re
+from pathlib import Path
 
 import lxml.html
 from latex2mathml.converter import convert as latex_to_mathml
@@ -44,6 +47,9 @@ from course.grading.sanitize import SanitizeStudentHTML
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # los delimitadores de nbgrader
 REMOVED = "# Pruebas ocultas: su código y su salida no se muestran; sus puntos, sí."
 TRUNCATED = "\n[… salida recortada en la devolución …]"
+# En ``resources``: lo que la página de devolución (``course.grading.feedback_page``) necesita
+# saber del cuaderno antes de que SafeFeedback quite marcadores y diagnósticos.
+FACTS = "course_feedback"
 FAILED = (
     "Prueba oculta no superada. Su mensaje no se muestra (puede citar valores de la referencia)"
 )
@@ -90,6 +96,18 @@ def hidden_note(cell: NotebookNode) -> list:
     return [new_output("stream", name="stderr", text="\n".join(lines) + "\n")]
 
 
+def hidden_ids(notebook: NotebookNode) -> set[str]:
+    """Grade ids de las celdas que :class:`SafeFeedback` trata como pruebas ocultas."""
+    found = {notebooks.grade_id(cell) for cell in notebook.cells if is_hidden_test(cell)}
+    return found - {None}
+
+
+def diagnoses(notebook: NotebookNode) -> dict[str, list[str]]:
+    """Grade id -> frases que el calificador dejó para mostrar de cada prueba que falló."""
+    found = {notebooks.grade_id(cell): diagnosed(cell) for cell in notebook.cells}
+    return {grade_id: said for grade_id, said in found.items() if grade_id and said}
+
+
 class SafeFeedback(NbGraderPreprocessor):
     """Quita de la devolución las pruebas ocultas, el HTML activo y recorta las salidas."""
 
@@ -106,6 +124,7 @@ class SafeFeedback(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
+        resources[FACTS] = {"hidden": hidden_ids(nb), "named": diagnoses(nb)}  # antes de quitar
         nb, resources = SanitizeStudentHTML(parent=self).preprocess(nb, resources)
         return super().preprocess(nb, resources)
 
@@ -209,8 +228,34 @@ def offline_page(page: str) -> str:
 
 
 class FeedbackExporter(HTMLExporter):
-    """El ``HTMLExporter`` de la devolución, con la página de :func:`offline_page`."""
+    """El ``HTMLExporter`` de ``nbgrader generate_feedback`` (y de «Generar devolución» en
+    Formgrader): la página de ``python -m course feedback``
+    (``course.grading.feedback_page``), con los comentarios de quien calificó a mano.
+
+    Necesita el ``calificacion.json`` que deja la calificación sellada junto al cuaderno
+    calificado; sin él (un cuaderno calificado de otro modo), la página de nbgrader pasada
+    por :func:`offline_page`."""
 
     def from_notebook_node(self, nb, resources=None, **kwargs):
-        page, resources = super().from_notebook_node(nb, resources, **kwargs)
-        return offline_page(page), resources
+        from course.grading import feedback_page
+        from course.grading.results import RESULT_NAME, Result
+
+        folder = (resources or {}).get("metadata", {}).get("path") or ""
+        graded = Path(folder) / RESULT_NAME
+        if not folder or not graded.is_file():
+            page, resources = super().from_notebook_node(nb, resources, **kwargs)
+            return offline_page(page), resources
+        # Los pasos de GenerateFeedback (SafeFeedback, GetGrades…), como en nbconvert.
+        nb, resources = self._preprocess(copy.deepcopy(nb), self._init_resources(resources))
+        if FACTS not in resources:  # una configuración sin SafeFeedback: se pasa igual
+            nb, resources = SafeFeedback(config=self.config).preprocess(nb, resources)
+        result = Result(**json.loads(graded.read_text(encoding="utf-8")))
+        info = resources.get("nbgrader", {})
+        graders = feedback_page.from_gradebook(info.get("db_url"), result.student, result.lab)
+        facts = resources[FACTS]
+        page = feedback_page.render(
+            feedback_page.with_graders(result, graders),
+            nb, facts["hidden"], facts["named"], graders.comments,
+        )  # fmt: skip
+        resources["output_extension"] = self.file_extension
+        return page, resources

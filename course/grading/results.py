@@ -203,7 +203,7 @@ def merge(results: list[Result], db: Path) -> int:
     """Pasa los puntos automáticos al libro de notas de nbgrader; devuelve cuántas entregas.
 
     Respeta las notas manuales que ya hubiera: solo cambia ``auto_score`` y marca para
-    revisión lo que la necesita (:func:`_update_grade`). Si el laboratorio no está en el
+    revisión lo que la necesita (:func:`update_grade`). Si el laboratorio no está en el
     libro de notas, copia su definición del curso preparado por ``course.grading``.
     """
     from nbgrader.api import Gradebook, MissingEntry
@@ -239,7 +239,7 @@ def merge(results: list[Result], db: Path) -> int:
                             file=sys.stderr,
                         )
                         continue
-                    _update_grade(grade, cell.points)
+                    update_grade(grade, cell.points)
     return len(good)
 
 
@@ -278,7 +278,7 @@ def _when(result: Result) -> dict:
         return {}
 
 
-def _update_grade(grade, points: float | None) -> None:
+def update_grade(grade, points: float | None) -> None:
     """Pone la nota automática de una celda sin deshacer lo que calificó una persona.
 
     Sin nota manual, la celda pide revisión si no tiene nota automática (una pregunta
