@@ -28,6 +28,7 @@ from course.argparse_es import ArgumentParser
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 MiB = 1024 * 1024
+ROOT = Path("/var/tmp/course-aula-bench")  # otra que la de las pruebas: pueden ir a la vez
 
 
 def first_cells(count: int = 3) -> list[str]:
@@ -66,7 +67,7 @@ def main() -> int:
     from hub_class import hub_class
 
     cells = first_cells()
-    with hub_class(count=args.estudiantes, memory_mb=3072) as hub:
+    with hub_class(count=args.estudiantes, memory_mb=3072, root=ROOT) as hub:
         before = available_mib()
         timings = []
         for user in hub.students:

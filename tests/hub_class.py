@@ -167,14 +167,14 @@ async def _execute(url: str, token: str, code: str, timeout: float = 300) -> str
 
 
 @contextmanager
-def hub_class(count: int = 2, memory_mb: int = 1024) -> Iterator[HubClass]:
-    """El aula con un profesor y ``count`` estudiantes (``ana…``, ``beto…``, ``e3…``…), con
-    ``memory_mb`` MiB para cada uno."""
+def hub_class(count: int = 2, memory_mb: int = 1024, root: Path = ROOT) -> Iterator[HubClass]:
+    """El aula en ``root`` con un profesor y ``count`` estudiantes (``ana…``, ``beto…``,
+    ``e3…``…), con ``memory_mb`` MiB para cada uno."""
     tag = secrets.token_hex(2)
     instructor = f"profe{tag}"
     names = ("ana", "beto", *(f"e{i}" for i in range(3, count + 1)))
     students = [f"{name}{tag}" for name in names][:count]
-    aula = Aula(ROOT)
+    aula = Aula(root)
     _clean(aula)
     try:
         steps.prepare(aula, instructor, "127.0.0.1", free_port(), memory_mb, lambda _: None)

@@ -18,6 +18,7 @@ instalado dentro de ``/root`` (pyenv) no lo puede ejecutar otro usuario.
     él puede leer.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -49,6 +50,14 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
 {extra}"""
+# Un núcleo sin actividad en 30 min se apaga (su memoria vuelve; el cuaderno se queda).
+KERNEL_CULLING = {
+    "MappingKernelManager": {
+        "cull_idle_timeout": 1800,
+        "cull_interval": 300,
+        "cull_connected": True,
+    }
+}
 STUDENT_EXTRA = """\
 # Carpetas de entrega que solo su dueño y el profesor pueden leer (course/student/submit.py).
 c.ExchangeFactory.submit = "course.student.submit.PrivateSubmit"
@@ -173,6 +182,8 @@ def build_student_env(aula: Aula, through: str | None, log) -> None:
     install_student_package(aula, through)
     python = str(aula.student_env / "bin" / "python")
     system.run([python, "-m", "course", "jupyter-es"], cwd=aula.student_env)  # no el curso de aquí
+    culling = aula.student_env / "etc" / "jupyter" / "jupyter_server_config.d" / "aula-nucleos.json"
+    culling.write_text(json.dumps(KERNEL_CULLING, indent=2) + "\n", encoding="utf-8")
     jupyter = str(aula.student_env / "bin" / "jupyter")
     system.run([jupyter, "labextension", "disable", "--level=sys_prefix", *STUDENT_LAB_OFF])
     system.run([jupyter, "labextension", "lock", "--level=sys_prefix", *STUDENT_LAB_OFF])

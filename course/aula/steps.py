@@ -57,11 +57,14 @@ def _course_copy(course: Path, instructor: str, log) -> None:
 
 
 def _private(repository: Path, log) -> None:
-    """El repositorio desde el que se prepara el aula tiene las soluciones: solo su dueño."""
+    """El repositorio desde el que se prepara el aula tiene las soluciones: avisa si los
+    demás usuarios pueden entrar (no se cambia: puede haber quien lo necesite así)."""
     mode = repository.stat().st_mode & 0o777
-    if mode & 0o077:
-        os.chmod(repository, mode & 0o700)
-        log(f"{repository} tenía permisos {mode:o}; ahora solo su dueño lo lee (tiene soluciones).")
+    if mode & 0o005:
+        log(
+            f"aviso: los demás usuarios pueden entrar en {repository} (permisos {mode:o}), que"
+            f" tiene las soluciones; en el servidor de la clase haz «chmod o-rwx {repository}»."
+        )
 
 
 def _proxy(aula: Aula, log) -> None:
