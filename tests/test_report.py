@@ -209,3 +209,11 @@ def test_formgrader_menu_gets_the_report_tab():
         'Gestionar estudiantes</a></li>\n<li role="presentation"><a href="/b/formgrader/informe/">Informe de la clase</a></li>'
         in page
     )
+
+
+def test_figure_data_cannot_close_its_script_even_if_a_label_is_not_escaped():
+    from course.report import pages
+
+    raw = {"data": [{"name": "</script><script>alert(1)//<!--"}], "layout": {}}
+    page = pages._page("figura", [], {"f": raw}, "nonce")
+    assert "<script>alert(1)" not in page and "<!--" not in page
