@@ -696,26 +696,31 @@ def train(
     with attention_backends(rt.device):  # hasta el final: también traduce
         run = setup(cfg, Path(out_dir), rt, log, resume, data_dir, sums, collate)
         run.scheduler.restart()  # el tope de tiempo cuenta desde aquí, no desde leer los datos
-        tokens = 0
-        with threads.beside_others(
-            rt.device.type == "cpu" and not rt.distributed, run.say
-        ) as adjust:
-            while run.at.epoch < cfg.epochs:
-                adjust()  # un hilo menos por núcleo que ocupen otros programas
-                stats = train_epoch(run, train_step, progress, max_steps)
-                tokens += stats.tokens
-                if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
-                    break  # interrupción: se reanuda desde last.pt, ya guardado
-                end_epoch(run, stats, evaluate)
-                if stats.stop:
-                    break
-        _finish_training(run, tokens)
+        _finish_training(run, _epochs(run, train_step, evaluate, progress, max_steps))
         if decode_test and rt.main and run.result.history:
             translate_test(run, evaluate, data_dir, sums, corpus_bleu)
     if rt.main:
         (run.out_dir / METRICS_FILE).write_text(_json(run.result.to_json()), encoding="utf-8")
     rt.barrier()
     return run.result
+
+
+def _epochs(
+    run: Run, train_step: StepFn, evaluate: EvalFn, progress: bool, max_steps: int | None
+) -> int:
+    """Las épocas que quedan (o hasta un tope); devuelve los *tokens* de destino entrenados."""
+    rt, tokens = run.rt, 0
+    with threads.beside_others(rt.device.type == "cpu" and not rt.distributed, run.say) as adjust:
+        while run.at.epoch < run.cfg.epochs:
+            adjust()  # un hilo menos por núcleo que ocupen otros programas
+            stats = train_epoch(run, train_step, progress, max_steps)
+            tokens += stats.tokens
+            if stats.stop is Stop.STEPS and stats.next_batch < len(run.data.train):
+                break  # interrupción: se reanuda desde last.pt, ya guardado
+            end_epoch(run, stats, evaluate)
+            if stats.stop:
+                break
+    return tokens
 
 
 def _with_reference(train_step: StepFn | None, evaluate: EvalFn | None) -> tuple[StepFn, EvalFn]:
