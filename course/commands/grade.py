@@ -5,18 +5,19 @@ entregas (``submitted/`` y los zip del aula virtual) y calificarlas, cada una ap
 ``course.grading.batch``.
 
 Si se interrumpe (Ctrl+C, el proceso muere, se apaga la máquina), basta con volver a
-ejecutar la orden: califica otra vez todas las entregas y termina con el mismo libro de
-notas que una ejecución sin cortes. No se reutilizan los ``calificacion.json`` que dejó la
-ejecución cortada: habría que demostrar que ni la entrega, ni el laboratorio, ni la
-configuración cambiaron desde entonces, y un fallo en esa comprobación dejaría una nota
-vieja sin aviso; repetir cuesta solo tiempo de máquina. Lo que sí garantiza el diseño es
-que un corte no deja nada a medias: cada JSON y cada cuaderno calificado se escriben
-aparte y se renombran, y ``gradebook.db`` se toca solo al final, en una transacción (con
-una copia ``.bak`` antes), así que conserva las notas anteriores hasta que se confirma la
-unión entera. Quien quiera aprovechar lo que sí terminó puede unirlo con ``--merge-only``.
+ejecutar la orden: reanuda. Las entregas que ya tienen su ``calificacion.json`` sin error y
+con la huella de lo que decidió su nota (la entrega, el laboratorio, la configuración, el
+código del calificador y las opciones: ``course.grading.resume``) no se califican otra vez;
+si algo de eso cambió, sí. Los procesos de trabajo mueren con el proceso principal y al
+morir destruyen sus núcleos, cgroups y carpetas temporales. Un corte no deja nada a
+medias: cada JSON y cada cuaderno calificado se escriben aparte y se renombran, y
+``gradebook.db`` se toca solo al final, en una transacción (con una copia ``.bak`` antes),
+así que conserva las notas anteriores hasta que se confirma la unión entera. Quien quiera
+aprovechar lo que sí terminó sin calificar nada más puede unirlo con ``--merge-only``.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # el calificador (nbgrader, PyTorch) se importa al ejecutar l
     from course.grading.results import Result
 
 HELP = "califica en paralelo todas las entregas de submitted/"
+UNPACKED = "course-zip-"  # course-zip-<pid>-…: los zip extraídos de una orden
 
 
 def add_arguments(parser) -> None:
@@ -97,8 +99,11 @@ def run(
         _require_sandbox(sandboxed)
         if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
             kernel_view.require()
+            _memory_guard()
         settings = batch.Settings(timeout, sandboxed, memory_gib)
-        with tempfile.TemporaryDirectory(prefix="course-zip-") as unpacked:
+        _sweep_unpacked()
+        prefix = f"{UNPACKED}{os.getpid()}-"
+        with tempfile.TemporaryDirectory(prefix=prefix) as unpacked:
             tasks = batch.gather(root / "submitted", zips, Path(unpacked), lab_ids, shard, refused)
             if not tasks:
                 print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
@@ -131,6 +136,41 @@ def _merge_and_report(root: Path) -> int:
         for warning in result.warnings:
             print(printable(f"  aviso: {result.student} · {result.lab}: {warning}"))
     return 1 if errors else 0
+
+
+def _sweep_unpacked() -> None:
+    """Borra las carpetas de zips extraídos que dejó un ``grade`` que murió (su pid ya no
+    vive); las de uno vivo, no."""
+    stale = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{UNPACKED}*"):
+        pid = folder.name.removeprefix(UNPACKED).split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            stale.append(folder)
+    if stale:
+        print(
+            f"aviso: borradas {len(stale)} carpetas temporales que dejó una calificación"
+            " interrumpida.",
+            file=sys.stderr,
+        )
+
+
+def _memory_guard() -> None:
+    """El calificador, lo último que mata el sistema si falta memoria; sin cgroups por
+    núcleo, un aviso; los cgroups que dejó una calificación muerta, borrados."""
+    from course.grading import cgroups
+
+    cgroups.protect_grader()
+    reason = cgroups.available()
+    if reason:
+        print(f"aviso: cgroups: {reason}.", file=sys.stderr)
+    stale = cgroups.sweep()
+    if stale:
+        print(
+            f"aviso: borrados {len(stale)} cgroups de núcleos que dejó una calificación"
+            " interrumpida.",
+            file=sys.stderr,
+        )
 
 
 def _require_sandbox(sandboxed: bool) -> None:

@@ -29,6 +29,7 @@ entrega rota se anota como error y no detiene las demás.
 """
 
 import contextlib
+import os
 import re
 import sys
 import tempfile
@@ -51,6 +52,7 @@ LAYOUT = (
     " (p. ej. ana/01_atencion.ipynb); el nombre de un archivo nunca dice quién lo entregó"
 )
 TIMESTAMP_MAX_BYTES = 1024
+PR_SET_PDEATHSIG = 1  # prctl: la señal que recibe un proceso cuando muere su padre
 
 
 @dataclass(frozen=True)
@@ -369,13 +371,17 @@ def grade_all(
     resuelve ``course.grading``), las entregas que tenía tomadas se repiten, cada una en un
     proceso nuevo, para que solo la culpable quede con error; las que nadie había tomado
     siguen en otra ronda con todos los procesos.
+
+    Lo que ya está calificado y no cambió desde entonces (una orden anterior que murió a
+    mitad) no se califica otra vez (``course.grading.resume``).
     """
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="Calificando", unit="entrega", disable=not progress)
     settings = settings or Settings()
-    found: dict[int, results.Result] = {}
-    order = work_queue.queue_order(tasks)
+    found = _previous(tasks, autograded, settings)
+    bar.update(len(found))
+    order = [i for i in work_queue.queue_order(tasks) if i not in found]
     while order:
         done, held, untouched = _queue_round(
             [tasks[i] for i in order], autograded, jobs, settings, bar
@@ -388,6 +394,23 @@ def grade_all(
         order = [order[i] for i in untouched]
     bar.close()
     return [found[i] for i in range(len(tasks))]
+
+
+def _previous(tasks: list[Task], autograded: Path, settings: Settings) -> dict:
+    """Posición -> resultado de las entregas ya calificadas que siguen valiendo."""
+    from course.grading import resume
+
+    found = {}
+    for index, task in enumerate(tasks):
+        result = resume.previous(task, autograded, settings)
+        if result is not None:
+            found[index] = result
+    if found:
+        print(
+            f"Reanudo: {len(found)} de {len(tasks)} entregas ya estaban calificadas y no han"
+            " cambiado; no se califican otra vez."
+        )
+    return found
 
 
 def _alone(task: Task, autograded: Path, settings: Settings, bar) -> results.Result:
@@ -409,7 +432,18 @@ _queue: work_queue.WorkQueue | None = None  # la de este proceso de trabajo (_in
 def _init_queue(queue: work_queue.WorkQueue) -> None:
     global _queue
     _queue = queue
+    _die_with_parent()
     init_worker()
+
+
+def _die_with_parent() -> None:
+    """Si el proceso principal muere, este proceso de trabajo termina con él (SIGTERM) y,
+    al terminar, destruye su núcleo, su cigoto, su cgroup y sus carpetas temporales."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("el proceso principal murió"))
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int], list[int]]:
@@ -454,9 +488,14 @@ def _drain(rank: int, autograded: Path, settings: Settings) -> list[tuple[int, r
     """Lo que hace cada proceso: calificar entregas de la cola hasta que se vacía."""
     done = []
     several = len(_queue.tasks) > _queue.workers  # si no, cada proceso califica una sola
-    for index, result in _grade_in_turn(_queue.taker(rank), autograded, settings, several):
-        done.append((index, result))
-        _queue.finished(index)
+    turns = _grade_in_turn(_queue.taker(rank), autograded, settings, several)
+    try:
+        for index, result in turns:
+            done.append((index, result))
+            _queue.finished(index)
+    except SystemExit:  # murió el proceso principal (_die_with_parent): nada más que hacer
+        turns.close()  # su núcleo, su cigoto y sus carpetas, destruidos
+        os._exit(1)
     return done
 
 
@@ -578,7 +617,7 @@ def grade_one(
     se prepara aquí.
     """
     from course import grading
-    from course.grading import sandbox
+    from course.grading import resume, sandbox
 
     start = time.perf_counter()
     result = results.Result(task.student, task.lab, graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
@@ -590,6 +629,7 @@ def grade_one(
             raise CourseError(task.problem)
         result.timestamp = _timestamp(task.notebook.parent, result.warnings)
         settings = settings or Settings()
+        result.fingerprint = resume.fingerprint(task, settings)
         limits = sandbox.Limits(memory=int(settings.memory_gib * sandbox.GIB))
         with contextlib.ExitStack() as stack:
             if ahead is None:

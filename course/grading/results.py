@@ -64,6 +64,7 @@ class Result:
     findings: list[str] = field(default_factory=list)  # informe de integridad
     graded_at: str = ""
     timestamp: str = ""  # hora de entrega (timestamp.txt de nbgrader), si venía
+    fingerprint: str = ""  # de lo que decidió la nota (course.grading.resume)
     warnings: list[str] = field(default_factory=list)  # avisos que no impiden calificar
     name: str = ""  # nombre completo para mostrar (carpeta de Moodle), si se sabe
 

@@ -61,10 +61,13 @@ def grade_staged(
         trusted.TrustedExecute.notebook_timeout = notebook_timeout
     report: dict = {}
     trusted.TrustedExecute.report = report
-    with quiet_stderr(), unsynced(root / "gradebook.db"):
-        result = nbgrader_api(root, timeout, trusted).autograde(
-            lab.id, STUDENT, force=True, create=True
-        )
+    try:
+        with quiet_stderr(), unsynced(root / "gradebook.db"):
+            result = nbgrader_api(root, timeout, trusted).autograde(
+                lab.id, STUDENT, force=True, create=True
+            )
+    finally:
+        _require_memory(stage)
     if report.get("failure"):  # un fallo del calificador: sin nota, nunca un 0
         raise GradingFailure(f"No se pudo calificar: {report['failure']}")
     require_success(result, "calificar")
@@ -76,6 +79,23 @@ def grade_staged(
         shutil.copyfile(root / "autograded" / STUDENT / lab.id / f"{lab.id}.ipynb", temporary)
         temporary.replace(keep)
     return graded
+
+
+OUT_OF_MEMORY = (
+    "error del calificador: sin memoria: los procesos del núcleo de esta entrega pasaron"
+    " juntos de {gib:g} GiB y el sistema mató {kills}; la entrega queda sin nota (no es un"
+    " cero). Revisa el cuaderno (¿procesos o datos de más?) o califícala con más --memory"
+)
+
+
+def _require_memory(stage: Staged) -> None:
+    """Si el sistema mató procesos del núcleo por falta de memoria, la entrega no tiene
+    nota: :class:`GradingFailure` (lo cuenta su cgroup, :mod:`course.grading.cgroups`)."""
+    kills = stage.group.oom_kills() if stage.group is not None else 0
+    if kills:
+        gib = stage.trusted.SandboxedKernelManager.box.limits.memory / sandbox.GIB
+        what = "1 proceso" if kills == 1 else f"{kills} procesos"
+        raise GradingFailure(OUT_OF_MEMORY.format(gib=gib, kills=what))
 
 
 @contextlib.contextmanager

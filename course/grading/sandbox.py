@@ -177,6 +177,7 @@ class Box:
     uid: int | None = None  # con root, el usuario sin privilegios del núcleo
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
     zygote: object | None = None  # el cigoto del que nace el núcleo (course.grading.zygote), si hay
+    group: object | None = None  # su cgroup (course.grading.cgroups.Group), si hay
     disk: object | None = None  # con root, su tmpfs con tope (course.grading.disk.Disk)
 
     WORK = Path("/tmp/trabajo")  # carpeta de trabajo del núcleo, dentro del tmpfs
@@ -216,7 +217,8 @@ class Box:
         if self.uid is not None:
             box += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
             box += ["--inh-caps=-all", "--bounding-set=-all", "--"]
-        return prefix + box + seccomp.command(kernel)  # sin llaveros (course.grading.seccomp)
+        command = prefix + box + seccomp.command(kernel)  # sin llaveros (course.grading.seccomp)
+        return self.group.wrap(command) if self.group is not None else command
 
 
 def environment(extra: dict[str, str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ import nbformat
 from traitlets.config import Config
 
 from course import notebooks
-from course.grading import disk, integrity, pool, sandbox
+from course.grading import cgroups, disk, integrity, pool, sandbox
 from course.grading.files import copy_regular_files
 from course.labs import NOT_GRADED, CourseError, Lab
 from course.notebooks import grade_ids
@@ -43,6 +43,7 @@ class Staged:
     trusted: Config  # configuración de ``TrustedExecute`` y de la caja
     findings: list
     warm: pool.WarmKernel | None
+    group: cgroups.Group | None = None  # el cgroup de su núcleo, si hay
 
 
 @contextlib.contextmanager
@@ -79,8 +80,12 @@ def staged(
         submitted.mkdir(parents=True)
         _copy_outputs(path.parent, submitted, lab)
         trusted = _trusted_config(lab, source, submitted, tmp, Path(runtime), sandboxed, limits)
-        warm = None
+        warm = group = None
         if sandboxed:
+            group = _group(trusted.SandboxedKernelManager.box.limits)
+            if group is not None:
+                stack.callback(group.remove)  # después de destruir el núcleo
+            trusted.SandboxedKernelManager.box.group = group
             trusted.SandboxedKernelManager.box.zygote = zygote
             trusted.SandboxedKernelManager.box.disk = own_disk
             # nbgrader la define al calificar, pero este núcleo nace antes (labs. 6 y 7 la leen).
@@ -94,7 +99,16 @@ def staged(
         release = nbformat.read(root / "release" / lab.id / f"{lab.id}.ipynb", 4)
         nbformat.write(restored(notebook, release), submitted / f"{lab.id}.ipynb")
         findings = integrity.scan(notebook, grade_ids(source), original=source)
-        yield Staged(lab, root, trusted, findings, warm)
+        yield Staged(lab, root, trusted, findings, warm, group)
+
+
+def _group(limits: sandbox.Limits) -> cgroups.Group | None:
+    """El cgroup del núcleo de una entrega (:mod:`course.grading.cgroups`), si hay."""
+    try:
+        return cgroups.create(limits.memory, limits.processes)
+    except OSError as error:
+        print(f"aviso: el núcleo no tendrá cgroup ({error}): {cgroups.WITHOUT}", file=sys.stderr)
+        return None
 
 
 def _trusted_config(

@@ -41,7 +41,10 @@ HOST_TMP = Path("/tmp")  # lo ve el cigoto; a cada núcleo se lo tapa un tmpfs n
 STUB = """import socket, sys
 connection = socket.socket(socket.AF_UNIX)
 connection.connect(sys.argv[1])
-connection.sendall(sys.argv[2].encode() + b"\\n")
+request = sys.argv[2].encode() + b"\\n"
+cgroup = [open(path, "wb", buffering=0) for path in sys.argv[3:]]
+socket.send_fds(connection, [request[:1]], [file.fileno() for file in cgroup])
+connection.sendall(request[1:])
 answer = connection.makefile("rb").readline().strip()
 sys.exit(int(answer) if answer else 1)
 """
@@ -136,7 +139,10 @@ class Zygote:
             "env": sandbox.environment(box.env),
             "arguments": kernel[kernel.index("ipykernel_launcher") + 1 :],
         }
-        return [sys.executable, "-I", "-S", "-c", STUB, str(self.socket), json.dumps(request)]
+        # Los archivos cgroup.procs del cgroup de la entrega, si hay: el vigía entra en él.
+        cgroup = [str(path) for path in box.group.procs] if box.group is not None else []
+        command = [sys.executable, "-I", "-S", "-c", STUB, str(self.socket), json.dumps(request)]
+        return command + cgroup
 
     def close(self) -> None:
         """Mata el cigoto; con ``bwrap`` muere todo su espacio de procesos (los núcleos)."""

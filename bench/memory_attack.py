@@ -1,0 +1,193 @@
+"""El ataque de memoria, repetido: ``course grade --jobs 2`` en un cgroup de memoria limitada.
+
+Una clase del laboratorio 1 con tres compañeros honrados (la solución) y mallory, cuyo
+cuaderno añade una celda que lanza diez procesos de 600 MB (cada uno bajo el límite por
+proceso; juntos, 6 GB, más que la memoria de su núcleo y que toda la calificación). Cada
+ronda copia la clase, ejecuta ``python -m course grade --jobs 2 --memory GIB`` entera
+dentro de un cgroup nuevo con ``--limite`` GiB sin swap y comprueba:
+
+- los tres compañeros con la nota completa en su ``calificacion.json`` y en ``gradebook.db``;
+- la fila de mallory con «error del calificador: sin memoria», sin nota (nunca un cero);
+- nada vivo en el cgroup de la ronda al terminar, ningún cgroup de núcleo, carpeta de
+  sockets ni cigoto nuevos, y el ``TMPDIR`` de la ronda vacío.
+
+Imprime una línea por ronda (segundos, pico de memoria de la ronda, procesos que mató el
+sistema dentro y fuera de los núcleos) y el resumen. Necesita root, bubblewrap y cgroups.
+
+Uso: sudo python bench/memory_attack.py [--rondas 10] [--limite 6] [--memory 2]
+"""
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from course import labs
+from course.argparse_es import ArgumentParser
+from course.grading import cgroups, results
+
+LAB = labs.get("01_atencion")
+HONEST = ("ana", "beto", "carla")
+ATTACK = (
+    "import subprocess, sys\n"
+    "hijo = 'import time; x = b\"1\" * (600 * 2**20); time.sleep(30)'\n"
+    "procesos = [subprocess.Popen([sys.executable, '-c', hijo]) for _ in range(10)]\n"
+    "[p.wait() for p in procesos]\n"
+)
+# `python -m course grade ...` tal cual, con el curso en otra carpeta.
+CLI = (
+    "import functools, sys; from pathlib import Path; from course import cli;"
+    " from course.commands import grade;"
+    " grade.run = functools.partial(grade.run, root=Path(sys.argv[1]));"
+    " sys.exit(cli.main(sys.argv[2:]))"
+)
+
+
+def build_class(root: Path) -> None:
+    attacker = json.loads(LAB.source.read_text())
+    attacker["cells"].append(
+        {"cell_type": "code", "id": "ataque", "metadata": {}, "source": ATTACK,
+         "outputs": [], "execution_count": None}
+    )  # fmt: skip
+    texts = dict.fromkeys(HONEST, LAB.source.read_text()) | {"mallory": json.dumps(attacker)}
+    for student, text in texts.items():
+        folder = root / "submitted" / student / LAB.id
+        folder.mkdir(parents=True)
+        (folder / f"{LAB.id}.ipynb").write_text(text)
+
+
+def make_cgroup(name: str, gib: float) -> Path:
+    """El cgroup de memoria de una ronda (v1 o v2), sin swap."""
+    hierarchy = cgroups.hierarchy()
+    folder = hierarchy.folders["memory"] / name
+    folder.mkdir()
+    limit = str(int(gib * 2**30))
+    if hierarchy.version == 1:
+        (folder / "memory.limit_in_bytes").write_text(limit)
+        (folder / "memory.memsw.limit_in_bytes").write_text(limit)
+    else:
+        (folder / "memory.max").write_text(limit)
+        (folder / "memory.swap.max").write_text("0")
+    return folder
+
+
+def cgroup_facts(folder: Path) -> tuple[float, int]:
+    """Pico de memoria (GiB) y procesos que mató el sistema por memoria en ``folder``."""
+    v1 = (folder / "memory.max_usage_in_bytes").exists()
+    peak = (folder / ("memory.max_usage_in_bytes" if v1 else "memory.peak")).read_text()
+    events = (folder / ("memory.oom_control" if v1 else "memory.events.local")).read_text()
+    kills = [int(line.split()[1]) for line in events.splitlines() if line.startswith("oom_kill ")]
+    return int(peak) / 2**30, (kills or [0])[0]
+
+
+def leftovers(root: Path, since: float) -> list[str]:
+    """Cgroups de núcleos, carpetas de sockets y cigotos creados desde ``since`` que siguen
+    ahí, y lo que quede en el TMPDIR de la ronda."""
+    folders = set(cgroups.hierarchy().folders.values())
+    found = [p for f in folders for p in f.glob(cgroups.PREFIX + "*")]
+    found += [*Path("/tmp").glob("nucleo-*"), *Path("/tmp").glob("cigoto-*")]
+    recent = []
+    for path in found:
+        try:
+            if path.stat().st_ctime >= since:
+                recent.append(str(path))
+        except OSError:
+            continue
+    return recent + [str(p) for p in (root / "tmp").iterdir()]
+
+
+def gradebook_points(root: Path) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    points: dict[str, float] = {}
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as book:
+        warnings.simplefilter("ignore")
+        for assignment in book.assignments:
+            for submission in assignment.submissions:
+                points[submission.student.id] = submission.score
+    return points
+
+
+def one_round(template: Path, number: int, limit: float, memory: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-memoria-") as tmp:
+        root = Path(tmp) / "curso"
+        shutil.copytree(template, root)
+        (root / "tmp").mkdir()
+        env = {**os.environ, "TMPDIR": str(root / "tmp"), "JUPYTER_RUNTIME_DIR": str(root / "tmp")}
+        folder = make_cgroup(f"bench-memoria-{os.getpid()}-{number}", limit)
+        since = time.time() - 1
+        inside = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(folder)]
+        command = [sys.executable, "-c", CLI, str(root), "grade", "--jobs", "2"]
+        command += ["--memory", f"{memory:g}", "--timeout", "60"]
+        start = time.perf_counter()
+        done = subprocess.run(inside + command, capture_output=True, text=True, env=env)
+        seconds = time.perf_counter() - start
+        alive = (folder / "cgroup.procs").read_text().split()
+        peak, outer_kills = cgroup_facts(folder)
+        cgroups._remove([folder])
+        autograded = root / "autograded"
+        mallory = results.read(autograded, "mallory", LAB.id).error
+        points = gradebook_points(root) if (root / "gradebook.db").exists() else {}
+        full = []
+        for student in HONEST:
+            result = results.read(autograded, student, LAB.id)
+            whole = not result.error and result.auto_points == result.auto_max > 0
+            full.append(whole and points.get(student) == result.auto_max)
+        left = leftovers(root, since)
+    return {
+        "seconds": seconds,
+        "peak": peak,
+        "outer_kills": outer_kills,
+        "honest_full": all(full),
+        "attacker": mallory,
+        "attacker_scored": "mallory" in points,
+        "alive": alive,
+        "left": left,
+        "exit": done.returncode,
+        "ok": all(full) and "sin memoria" in mallory and not alive and not left
+        and "mallory" not in points,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rondas", type=int, default=10, help="repeticiones (10)")
+    parser.add_argument("--limite", type=float, default=6.0, help="GiB de toda la ronda (6)")
+    parser.add_argument("--memory", type=float, default=2.0, help="GiB de cada núcleo (2)")
+    args = parser.parse_args()
+    if cgroups.available():
+        parser.error(f"hacen falta cgroups: {cgroups.available()}")
+    print(f"Máquina: {platform.node()}, {os.cpu_count()} CPU, Linux {platform.release()}")
+    print(f"cgroups v{cgroups.hierarchy().version}; ronda en {args.limite:g} GiB sin swap,")
+    print(f"--jobs 2 --memory {args.memory:g}; 3 compañeros + mallory (10 × 600 MB)\n")
+    with tempfile.TemporaryDirectory(prefix="bench-clase-") as template:
+        build_class(Path(template))
+        rounds = []
+        for number in range(1, args.rondas + 1):
+            found = one_round(Path(template), number, args.limite, args.memory)
+            rounds.append(found)
+            print(
+                f"ronda {number:2d}: {'bien' if found['ok'] else 'MAL '} {found['seconds']:5.0f} s"
+                f"  pico {found['peak']:.2f} GiB  muertos fuera de los núcleos"
+                f" {found['outer_kills']}  compañeros completos {found['honest_full']}"
+                f"  mallory: {found['attacker'][:60]}"
+                + (f"  vivos {found['alive']}" if found["alive"] else "")
+                + (f"  restos {found['left']}" if found["left"] else ""),
+                flush=True,
+            )
+    good = sum(r["ok"] for r in rounds)
+    seconds = sorted(r["seconds"] for r in rounds)
+    print(
+        f"\n{good}/{len(rounds)} rondas bien; {seconds[len(seconds) // 2]:.0f} s de mediana;"
+        f" pico máximo {max(r['peak'] for r in rounds):.2f} GiB"
+    )
+
+
+if __name__ == "__main__":
+    main()
