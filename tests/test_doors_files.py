@@ -319,7 +319,7 @@ def test_links_fifos_and_uploads_named_after_others_gain_nothing(graded_class):
     )
     assert "beto · 01_atencion: timestamp.txt no es una fecha" in out
     assert scores["beto"]["timestamp"] == "" and not scores["beto"]["error"]
-    assert "4 entregas en gradebook.db; 4 sin calificar." in out
+    assert "3 entregas en gradebook.db; 4 sin calificar." in out  # +A1+1, rechazado
 
 
 # --- nbgrader collect con un intercambio de verdad -----------------------------------------
