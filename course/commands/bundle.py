@@ -47,7 +47,7 @@ jupyter lab trabajo/{first}/{first}.ipynb
 ```
 
 Rellena las celdas con `# TU CÓDIGO AQUÍ` y ejecuta la celda de pruebas que sigue a cada
-ejercicio (o el botón *Validate*). `python -m course check trabajo/{first}/{first}.ipynb`
+ejercicio (o el botón *Validar*). `python -m course check trabajo/{first}/{first}.ipynb`
 pasa todas las pruebas visibles de una vez. Tu profesor califica la entrega con las
 pruebas ocultas, que no van en este paquete, y te devuelve un informe.
 
