@@ -114,17 +114,19 @@ def after_convert(assignment=None, student=None, notebooks=None) -> None:
 
 def give_to_course_owner(root: Path, paths: list[Path]) -> None:
     """Como root, ``paths`` (con su contenido y las carpetas entre ``root`` y ellas) pasan
-    al dueño de ``root``. Sin seguir enlaces simbólicos. Sin root, nada."""
+    al dueño de ``root``. Sin root, nada. Nunca a través de un enlace simbólico: root no
+    cambia el dueño de nada fuera de la carpeta del curso."""
     if os.geteuid() != 0:
         return
     owner = os.stat(root)
     if owner.st_uid == 0:
         return
     for path in paths:
-        if not path.exists():
+        steps = [root / part for part in reversed(path.relative_to(root).parents[:-1])]
+        if not os.path.lexists(path) or any(p.is_symlink() for p in [*steps, path]):
             continue
-        for parent in reversed(path.relative_to(root).parents[:-1]):
-            _chown(root / parent, owner)
+        for step in steps:
+            _chown(step, owner)
         for folder, subfolders, files in os.walk(path):
             for name in [*subfolders, *files]:
                 _chown(Path(folder) / name, owner)
