@@ -12,7 +12,7 @@ from pathlib import Path
 from course import labs
 from course.labs import CourseError
 
-HELP = "informe de la clase: ejercicios, errores con nombre y preguntas abiertas por laboratorio"
+HELP = "informe de la clase: ejercicios y errores con nombre"
 
 
 def add_arguments(parser) -> None:

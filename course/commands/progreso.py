@@ -5,7 +5,7 @@ del cuaderno repasar (``course.report.progress``). No califica nada: para ponerl
 vuelve a ejecutar ``python -m course check CUADERNO``.
 """
 
-HELP = "tu progreso: puntos, errores nombrados y qué repasar, según tu última comprobación"
+HELP = "tu progreso: puntos, errores nombrados y qué repasar"
 
 
 def add_arguments(parser) -> None:
