@@ -136,6 +136,34 @@ def test_collect_refuses_a_folder_named_like_code(tmp_path):
     assert "«josé» no vale como nombre de estudiante" in done.stderr
 
 
+@pytest.mark.slow
+def test_nbgrader_autograde_refuses_a_folder_named_like_code(tmp_path):
+    """La puerta de nbgrader: nbgrader añade el estudiante a ``gradebook.db`` antes de
+    calificar (eso no se puede evitar desde la configuración), pero no se califica."""
+    if sandbox.available():
+        pytest.skip(f"sin aislamiento: {sandbox.available()}")
+    root = classroom.nbgrader_course(tmp_path, LAB)
+    classroom.submission(root, HOSTILE, LAB).write_text(LAB.source.read_text())
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "nbgrader"), "autograde", LAB.id, "--force"],
+        cwd=root, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert f"No se califica la carpeta de submitted/: «{HOSTILE}» no vale como nombre" in (
+        done.stdout + done.stderr
+    )
+    assert not (root / "autograded" / HOSTILE / LAB.id / "calificacion.json").exists()
+    with sqlite3.connect(root / "gradebook.db") as db:
+        scored = db.execute(
+            "select count(*) from grade join submitted_notebook on grade.notebook_id ="
+            " submitted_notebook.id join submitted_assignment on"
+            " submitted_notebook.assignment_id = submitted_assignment.id"
+            " where submitted_assignment.student_id = ? and grade.auto_score > 0",
+            (HOSTILE,),
+        ).fetchone()[0]
+    assert scored == 0
+
+
 # --- Formgrader en Chromium, con un gradebook.db de antes de la regla --------------------
 
 

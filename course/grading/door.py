@@ -34,7 +34,7 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 
 import course
-from course import labs
+from course import labs, names
 from course.labs import CourseError
 
 WORKER_MARGIN_S = 300  # arranque del proceso, nbgrader y el núcleo, además del cuaderno
@@ -79,6 +79,9 @@ class SealedAutograde(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         student, notebook = info.get("student", ""), info.get("notebook", "")
         lab = _lab(resources)
+        bad_name = names.problem(student, "estudiante")
+        if bad_name:  # nbgrader ya lo añadió a gradebook.db; Formgrader lo escapa
+            raise DoorRefused(f"No se califica la carpeta de submitted/: {bad_name}.")
         reason = sandbox.available()
         if reason:
             raise DoorRefused(
