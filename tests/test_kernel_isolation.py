@@ -99,7 +99,7 @@ print("ESPIA", json.dumps({"found": found, "left": left}))
 """
 
 FILL = r"""
-import os
+import os, time
 from ipykernel.connect import get_connection_file
 places = [os.path.dirname(get_connection_file()), "/tmp", os.path.expanduser("~")]
 block, written = b"\1" * 2**20, {}
@@ -111,11 +111,16 @@ for number in range(@MIB@ // 256):
                 written[place] = written.get(place, 0) + out.write(block)
     except OSError as error:
         print("no cabe:", error.strerror)
-print("DISCO", {place: count // 2**20 for place, count in written.items()})
-for place in places:  # lleno, el resto de la calificación no tendría sitio
-    for name in os.listdir(place):
-        if name.startswith("relleno-"):
-            os.remove(f"{place}/{name}")
+with open(f"{places[0]}/hasta-el-final", "wb", buffering=0) as out:  # hasta el último byte
+    size = 2**20
+    while size:
+        try:
+            out.write(b"\1" * size)
+        except OSError:
+            size //= 2
+print("DISCO", {place: count // 2**20 for place, count in written.items()}, flush=True)
+time.sleep(1)
+os._exit(1)  # muere con el disco lleno: el núcleo siguiente necesita sitio
 """.replace("@MIB@", str(WRITE_MIB))
 
 
@@ -202,6 +207,9 @@ def test_everything_a_kernel_writes_fits_in_one_bounded_disk(graded):
     assert sum(written.values()) <= sandbox.Limits().scratch // 2**20, written
     assert len(written) == 3  # pudo escribir en los tres sitios, hasta llenar el disco
     assert not [r for r in results.read_all(root / "autograded") if r.error]
+    # murió con el disco lleno: el núcleo siguiente arrancó y ejecutó las celdas de después
+    found = results.read(root / "autograded", "disco", LAB.id)
+    assert found.cells and not [c for c in found.cells if "NucleoPerdido" in c.message]
 
 
 def test_disks_are_removed_also_after_a_dead_run(graded):

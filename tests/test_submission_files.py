@@ -39,6 +39,8 @@ HOSTILE = {  # nombre -> (cómo se crea, lo que dice el aviso)
     "cero": ("dispositivo", "no es un archivo normal"),
     "fuente": ("enlace a una carpeta", "es un enlace simbólico"),
 }
+if os.geteuid() != 0:  # crear un dispositivo necesita root
+    del HOSTILE["cero"]
 
 
 def _nbgrader(root: Path, *arguments: str) -> subprocess.CompletedProcess:
@@ -61,7 +63,8 @@ def doors(tmp_path_factory):
     (eve / "solucion.ipynb.txt").symlink_to(root / "source" / LAB.id / f"{LAB.id}.ipynb")
     (eve / "ceros.bin").symlink_to("/dev/zero")
     os.mkfifo(eve / "tuberia")
-    os.mknod(eve / "cero", stat.S_IFCHR | 0o644, os.makedev(1, 5))  # como /dev/zero
+    if "cero" in HOSTILE:
+        os.mknod(eve / "cero", stat.S_IFCHR | 0o644, os.makedev(1, 5))  # como /dev/zero
     (eve / "fuente").symlink_to(root / "source" / LAB.id)
     autograde = _nbgrader(root, "autograde", LAB.id, "--force")
     feedback = _nbgrader(root, "generate_feedback", LAB.id, "--force")

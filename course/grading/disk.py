@@ -55,14 +55,19 @@ class Disk:
     def runtime(self) -> Path:
         return self.folder / "nucleo"
 
-    def new_tmp(self) -> Path:
-        """Un ``/tmp`` vacío para un arranque del núcleo; se borran los de los anteriores.
+    def reset(self) -> None:
+        """Antes de cada arranque: fuera lo que dejó el núcleo anterior, ya muerto (sus
+        sockets, lo que escribió, su ``/tmp``). Un núcleo que llenó el disco y murió no
+        deja sin sitio al siguiente, y el reiniciado no ve nada del anterior: ni archivos
+        ni enlaces que desviarían los puntos de montaje de su caja."""
+        for entry in [*self.runtime.iterdir(), *self.folder.glob("tmp-*")]:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
-        Como con el ``tmpfs`` de bwrap, un núcleo reiniciado no ve lo que dejó el anterior:
-        ni archivos ni enlaces que desviarían los puntos de montaje de la caja nueva.
-        """
-        for old in self.folder.glob("tmp-*"):
-            shutil.rmtree(old, ignore_errors=True)
+    def new_tmp(self) -> Path:
+        """Un ``/tmp`` vacío para este arranque del núcleo (después de :meth:`reset`)."""
         fresh = Path(tempfile.mkdtemp(prefix="tmp-", dir=self.folder))
         fresh.chmod(0o1777)
         return fresh

@@ -376,6 +376,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         al reiniciar); ``cleanup_connection_file`` quita el enlace, no lo que señala.
         """
         self.cleanup_connection_file()
+        if self.box.disk is not None:  # lo del núcleo anterior fuera (course.grading.disk)
+            self.box.disk.reset()
         if self.connection_file:  # sin nombre, jupyter_client elige uno al azar
             name = f"conexion-{uuid.uuid4().hex}.json"
             self.connection_file = str(Path(self.connection_file).with_name(name))
