@@ -98,7 +98,9 @@ def test_a_student_cell_never_gets_more_than_the_notebook_has_left():
 
 
 def _manager(tmp_path) -> SandboxedKernelManager:
-    box = types.SimpleNamespace(uid=None, zygote=None, command=lambda kernel: ["caja", *kernel])
+    box = types.SimpleNamespace(
+        uid=None, zygote=None, disk=None, command=lambda kernel: ["caja", *kernel]
+    )
     return SandboxedKernelManager(
         box=box,
         transport="ipc",
