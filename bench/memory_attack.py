@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from course import labs
 from course.argparse_es import ArgumentParser
-from course.grading import cgroups, results
+from course.grading import cgroups, results, sandbox
 
 LAB = labs.get("01_atencion")
 HONEST = ("ana", "beto", "carla")
@@ -62,23 +63,27 @@ def build_class(root: Path) -> None:
         (folder / f"{LAB.id}.ipynb").write_text(text)
 
 
-def make_cgroup(name: str, gib: float) -> Path:
-    """El cgroup de memoria de una ronda (v1 o v2), sin swap."""
+def make_cgroups(name: str, gib: float) -> list[Path]:
+    """Los cgroups de una ronda (memoria con ``gib`` GiB sin swap, procesos, CPU; v1 o v2):
+    los de sus núcleos nacen dentro, aparte de los de otras calificaciones de la máquina."""
     hierarchy = cgroups.hierarchy()
-    folder = hierarchy.folders["memory"] / name
-    folder.mkdir()
+    folders = sorted({folder / name for folder in hierarchy.folders.values()})
+    for folder in folders:
+        folder.mkdir()
+    memory = hierarchy.folders["memory"] / name
     limit = str(int(gib * 2**30))
     if hierarchy.version == 1:
-        (folder / "memory.limit_in_bytes").write_text(limit)
-        (folder / "memory.memsw.limit_in_bytes").write_text(limit)
+        (memory / "memory.limit_in_bytes").write_text(limit)
+        (memory / "memory.memsw.limit_in_bytes").write_text(limit)
     else:
-        (folder / "memory.max").write_text(limit)
-        (folder / "memory.swap.max").write_text("0")
-    return folder
+        (memory / "memory.max").write_text(limit)
+        (memory / "memory.swap.max").write_text("0")
+    return folders
 
 
 def cgroup_facts(folder: Path) -> tuple[float, int]:
-    """Pico de memoria (GiB) y procesos que mató el sistema por memoria en ``folder``."""
+    """Pico de memoria (GiB) y procesos que mató el sistema por memoria en ``folder`` (sin
+    contar los de los cgroups de los núcleos, que cuelgan de él)."""
     v1 = (folder / "memory.max_usage_in_bytes").exists()
     peak = (folder / ("memory.max_usage_in_bytes" if v1 else "memory.peak")).read_text()
     events = (folder / ("memory.oom_control" if v1 else "memory.events.local")).read_text()
@@ -86,20 +91,33 @@ def cgroup_facts(folder: Path) -> tuple[float, int]:
     return int(peak) / 2**30, (kills or [0])[0]
 
 
-def leftovers(root: Path, since: float) -> list[str]:
-    """Cgroups de núcleos, carpetas de sockets y cigotos creados desde ``since`` que siguen
-    ahí, y lo que quede en el TMPDIR de la ronda."""
-    folders = set(cgroups.hierarchy().folders.values())
-    found = [p for f in folders for p in f.glob(cgroups.PREFIX + "*")]
-    found += [*Path("/tmp").glob("nucleo-*"), *Path("/tmp").glob("cigoto-*")]
-    recent = []
-    for path in found:
+def leftovers(root: Path, folders: list[Path], since: float) -> list[str]:
+    """Cgroups de núcleos dentro de los de la ronda, lo que quede en su TMPDIR y carpetas de
+    sockets o cigotos de /tmp creadas desde ``since`` cuyo dueño ya no vive."""
+    found = [str(p) for f in folders for p in f.iterdir() if p.is_dir()]
+    found += [str(p) for p in (root / "tmp").iterdir()]
+    for path in [*Path("/tmp").glob("nucleo-*"), *Path("/tmp").glob("cigoto-*")]:
         try:
-            if path.stat().st_ctime >= since:
-                recent.append(str(path))
+            if path.stat().st_ctime >= since and orphan(path):
+                found.append(str(path))
         except OSError:
             continue
-    return recent + [str(p) for p in (root / "tmp").iterdir()]
+    return found
+
+
+def orphan(path: Path) -> bool:
+    """¿Murió quien usaba esta carpeta? Un cigoto vivo atiende su socket; la carpeta de
+    sockets de un núcleo es del usuario de su proceso de trabajo (``sandbox.kernel_uid``)."""
+    if path.name.startswith("cigoto-"):
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(str(path / "s"))
+                return False
+            except OSError:
+                return True
+    owner = path.stat().st_uid - sandbox.SANDBOX_UID
+    live = (int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit())
+    return not any(pid % 100_000 == owner for pid in live)
 
 
 def gradebook_points(root: Path) -> dict[str, float]:
@@ -120,17 +138,24 @@ def one_round(template: Path, number: int, limit: float, memory: float) -> dict:
         shutil.copytree(template, root)
         (root / "tmp").mkdir()
         env = {**os.environ, "TMPDIR": str(root / "tmp"), "JUPYTER_RUNTIME_DIR": str(root / "tmp")}
-        folder = make_cgroup(f"bench-memoria-{os.getpid()}-{number}", limit)
+        folders = make_cgroups(f"bench-memoria-{os.getpid()}-{number}", limit)
+        memory_folder = next(
+            f
+            for f in folders
+            if (f / "memory.limit_in_bytes").exists() or (f / "memory.max").exists()
+        )
         since = time.time() - 1
-        inside = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(folder)]
+        join = 'for f; do [ "$f" = -- ] && break; echo $$ > "$f/cgroup.procs"; shift; done; shift'
+        inside = ["/bin/sh", "-c", join + '; exec "$@"', "sh", *map(str, folders), "--"]
         command = [sys.executable, "-c", CLI, str(root), "grade", "--jobs", "2"]
         command += ["--memory", f"{memory:g}", "--timeout", "60"]
         start = time.perf_counter()
         done = subprocess.run(inside + command, capture_output=True, text=True, env=env)
         seconds = time.perf_counter() - start
-        alive = (folder / "cgroup.procs").read_text().split()
-        peak, outer_kills = cgroup_facts(folder)
-        cgroups._remove([folder])
+        alive = [pid for f in folders for pid in (f / "cgroup.procs").read_text().split()]
+        peak, outer_kills = cgroup_facts(memory_folder)
+        left = leftovers(root, folders, since)
+        cgroups._remove(folders)
         autograded = root / "autograded"
         mallory = results.read(autograded, "mallory", LAB.id).error
         points = gradebook_points(root) if (root / "gradebook.db").exists() else {}
@@ -139,7 +164,6 @@ def one_round(template: Path, number: int, limit: float, memory: float) -> dict:
             result = results.read(autograded, student, LAB.id)
             whole = not result.error and result.auto_points == result.auto_max > 0
             full.append(whole and points.get(student) == result.auto_max)
-        left = leftovers(root, since)
     return {
         "seconds": seconds,
         "peak": peak,

@@ -69,6 +69,7 @@ def checks() -> list[tuple[bool, str, str]]:
     found.append(_user_language())
     if (labs.REPO / "course" / "grading").is_dir():  # no está en el zip de estudiantes
         found.append(_sandbox())
+        found.append(_cgroups())
         from course.grading import kernel_view  # el núcleo aislado ve este course
 
         found.append(kernel_view.doctor_check())
@@ -200,6 +201,21 @@ def _sandbox() -> tuple[bool, str, str]:
             " se saltan; instálalo con «sudo apt-get install bubblewrap» (Debian/Ubuntu)",
         )
     return True, "aislamiento de las entregas con bubblewrap", ""
+
+
+def _cgroups() -> tuple[bool | str, str, str]:
+    from course.grading import cgroups
+
+    reason = cgroups.available()
+    if reason:
+        return (
+            WARN,
+            f"un cgroup por núcleo al calificar: {reason}",
+            "«grade» califica igual, con los límites por proceso; para el cgroup, califica"
+            " como root en una máquina con cgroups v1 o v2 (memory y pids delegados)",
+        )
+    version = cgroups.hierarchy().version
+    return True, f"un cgroup por núcleo al calificar (cgroups v{version})", ""
 
 
 def _chromium() -> tuple[bool | str, str, str]:

@@ -13,7 +13,8 @@ Cada entrega se ejecuta en un núcleo de Jupyter lanzado dentro de ``bwrap``:
   ZMQ en una carpeta privada;
 - límites de memoria (``RLIMIT_AS``), procesos, tamaño de archivo y, desde el
   calificador, tiempo; como ``root``, el núcleo corre además con un usuario sin
-  privilegios;
+  privilegios y con todos sus procesos en un cgroup (memoria sin swap, procesos y CPU
+  para todos juntos: ``course.grading.cgroups``);
 - al terminar se mata ``bwrap`` y con él todo el espacio de procesos de la entrega,
   también los procesos que se separaron con ``start_new_session``.
 """
@@ -177,6 +178,7 @@ class Box:
     uid: int | None = None  # con root, el usuario sin privilegios del núcleo
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
     zygote: object | None = None  # el cigoto del que nace el núcleo (course.grading.zygote), si hay
+    group: object | None = None  # su cgroup (course.grading.cgroups.Group), si hay
     group: object | None = None  # su cgroup (course.grading.cgroups.Group), si hay
     disk: object | None = None  # con root, su tmpfs con tope (course.grading.disk.Disk)
 
