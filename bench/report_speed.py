@@ -15,6 +15,7 @@ import random
 import shutil
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -67,7 +68,72 @@ def synthetic_class(root: Path, students: int) -> None:
             found.append(results.Result(f"est{number:03d}", lab.id, cells))
     for result in found:
         results.write(root / "autograded", result)
-    results.merge(found, root / "gradebook.db")
+    bulk_gradebook(found, root / "gradebook.db")
+
+
+def bulk_gradebook(found: list[results.Result], db: Path) -> None:
+    """El ``gradebook.db`` que dejaría ``grade``: ``results.merge`` de una entrega por
+    laboratorio (las definiciones de nbgrader) y el resto en inserciones en bloque en las
+    mismas tablas (``merge`` entrega a entrega tarda más de una hora con 2100)."""
+    from nbgrader.api import (
+        Assignment,
+        BaseCell,
+        Grade,
+        Gradebook,
+        Notebook,
+        Student,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )  # fmt: skip
+    from sqlalchemy import insert
+
+    first = {r.lab: r for r in reversed(found)}
+    results.merge(list(first.values()), db)
+    rest = [r for r in found if first[r.lab] is not r]
+    with Gradebook(f"sqlite:///{db}") as gradebook:
+        session = gradebook.db
+        notebook = dict(
+            session.query(Assignment.name, Notebook.id).join(
+                Notebook, Notebook.assignment_id == Assignment.id
+            )
+        )
+        assignment = dict(session.query(Assignment.name, Assignment.id))
+        cell = {
+            (lab, name): cell_id
+            for lab, name, cell_id in session.query(Assignment.name, BaseCell.name, BaseCell.id)
+            .join(Notebook, BaseCell.notebook_id == Notebook.id)
+            .join(Assignment, Notebook.assignment_id == Assignment.id)
+        }
+        known = {row[0] for row in session.query(Student.id)}
+        students = sorted({r.student for r in rest} - known)
+        session.execute(insert(Student), [{"id": s} for s in students])
+        submitted, notebooks_, grades = [], [], []
+        for result in rest:
+            sub_id, nb_id = uuid.uuid4().hex, uuid.uuid4().hex
+            submitted.append(
+                {
+                    "id": sub_id,
+                    "assignment_id": assignment[result.lab],
+                    "student_id": result.student,
+                }
+            )
+            notebooks_.append(
+                {"id": nb_id, "assignment_id": sub_id, "notebook_id": notebook[result.lab]}
+            )
+            grades += [
+                {
+                    "id": uuid.uuid4().hex,
+                    "notebook_id": nb_id,
+                    "cell_id": cell[result.lab, c.grade_id],
+                    "auto_score": c.points,
+                    "needs_manual_grade": c.points is None,
+                }  # fmt: skip
+                for c in result.cells
+            ]
+        session.execute(insert(SubmittedAssignment), submitted)
+        session.execute(insert(SubmittedNotebook), notebooks_)
+        session.execute(insert(Grade), grades)
+        session.commit()
 
 
 def main() -> int:

@@ -17,8 +17,10 @@ Una sola: ``python -m pytest -q --todas tests/test_report_class.py``.
 """
 
 import importlib.util
+import os
 import random
 import re
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -49,6 +51,7 @@ def padding_mask(tokens, pad_idx):
 """
 VISIBLE_SIZE = 3  # la prueba visible de ej4_causal usa causal_mask(3) (cuaderno publicado)
 REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 
 
 def _bench():
@@ -251,3 +254,17 @@ def test_no_hidden_test_line_reaches_the_report(graded, tmp_path):
     assert len(secret) > 20  # hay de verdad líneas que buscar
     leaked = [line for line in secret if line in text]
     assert not leaked, leaked[:3]
+
+
+def test_the_nbgrader_door_gives_the_same_report(graded):
+    """``nbgrader autograde`` (la puerta del botón de Formgrader) vuelve a calificar a la
+    estudiante de los dos errores: el informe no cambia en nada."""
+    root, _, _ = graded
+    before = analysis.analyse(stored.load(root), LAB.id)
+    done = subprocess.run(
+        [str(BIN / "nbgrader"), "autograde", LAB.id, "--force", f"--student={TWO_IN_ONE}"],
+        cwd=root, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert analysis.analyse(stored.load(root), LAB.id) == before
