@@ -179,7 +179,6 @@ class Box:
     env: dict[str, str] = field(default_factory=dict)  # variables extra del núcleo
     zygote: object | None = None  # el cigoto del que nace el núcleo (course.grading.zygote), si hay
     group: object | None = None  # su cgroup (course.grading.cgroups.Group), si hay
-    group: object | None = None  # su cgroup (course.grading.cgroups.Group), si hay
     disk: object | None = None  # con root, su tmpfs con tope (course.grading.disk.Disk)
 
     WORK = Path("/tmp/trabajo")  # carpeta de trabajo del núcleo, dentro del tmpfs
