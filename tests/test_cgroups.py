@@ -51,8 +51,8 @@ def test_limits_v1_and_v2(tmp_path):
         group = cgroups.Group(_fake(tmp_path / f"v{version}", version), "g")
         for folder in group.folders:
             folder.mkdir(parents=True)
-        if version == 1:  # con swapaccount existe memsw
-            (group.folders[1] / "memory.memsw.limit_in_bytes").touch()
+        swap = "memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max"
+        (group.folders[1 if version == 1 else 0] / swap).touch()  # hay swap que limitar
         cgroups._limit(group, 3 * 2**30, 99)
 
         def read(controller, name, group=group):

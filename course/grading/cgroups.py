@@ -35,6 +35,7 @@ OOM_GRADER = -900  # oom_score_adj del calificador y de sus procesos de trabajo
 OOM_KERNEL = 1000  # el de los procesos del núcleo: los primeros que mata el sistema
 CPU = {1: ("cpu.shares", "1024"), 2: ("cpu.weight", "100")}  # la parte de CPU de cada núcleo
 NEEDED = ("memory", "pids")
+_numbers = itertools.count(1)  # el número de cada cgroup de este proceso
 WITHOUT = (
     "sin cgroups, cada núcleo tiene solo límites por proceso (memoria virtual, procesos):"
     " un cuaderno que lance muchos procesos puede agotar la memoria de la máquina"
@@ -218,15 +219,14 @@ def _limit(group: Group, memory: int, processes: int) -> None:
             group._file("memory", "memory.swappiness").write_text("0")
     else:
         group._file("memory", "memory.max").write_text(str(memory))
-        group._file("memory", "memory.swap.max").write_text("0")
+        swap = group._file("memory", "memory.swap.max")
+        if swap.exists():  # sin contabilidad de swap no existe, ni hay swap que limitar
+            swap.write_text("0")
         group._file("memory", "memory.oom.group").write_text("1")
     group._file("pids", "pids.max").write_text(str(processes))
     if "cpu" in group.hierarchy.folders:
         name, value = CPU[group.hierarchy.version]
         group._file("cpu", name).write_text(value)
-
-
-_numbers = itertools.count(1)  # el número de cada cgroup de este proceso
 
 
 def _remove(folders: list[Path]) -> None:
