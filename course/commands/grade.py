@@ -38,7 +38,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--lab", action="append", help="solo este laboratorio (repetible)")
     parser.add_argument(
         "--zip", action="append", metavar="ARCHIVO",
-        help="zip del aula virtual, una carpeta por estudiante: <estudiante>/<lab>/<lab>.ipynb",
+        help="zip del aula virtual, una carpeta por estudiante: <estudiante>/<lab>/<lab>.ipynb"
+        " o la de Moodle («Descargar todas las entregas»)",
     )  # fmt: skip
     parser.add_argument(
         "--jobs",
