@@ -157,6 +157,9 @@ def one_round(template: Path, number: int, limit: float, memory: float) -> dict:
         left = leftovers(root, folders, since)
         cgroups._remove(folders)
         autograded = root / "autograded"
+        if not results.path_for(autograded, "mallory", LAB.id).exists():  # grade no calificó
+            lines = (done.stdout + done.stderr).strip().splitlines() or ["?"]
+            return {"ok": False, "seconds": seconds, "failed": lines[-1], "left": left}
         mallory = results.read(autograded, "mallory", LAB.id).error
         points = gradebook_points(root) if (root / "gradebook.db").exists() else {}
         full = []
@@ -196,6 +199,9 @@ def main() -> None:
         for number in range(1, args.rondas + 1):
             found = one_round(Path(template), number, args.limite, args.memory)
             rounds.append(found)
+            if "failed" in found:
+                print(f"ronda {number:2d}: MAL, grade no calificó: {found['failed']}", flush=True)
+                continue
             print(
                 f"ronda {number:2d}: {'bien' if found['ok'] else 'MAL '} {found['seconds']:5.0f} s"
                 f"  pico {found['peak']:.2f} GiB  muertos fuera de los núcleos"
@@ -207,6 +213,7 @@ def main() -> None:
             )
     good = sum(r["ok"] for r in rounds)
     seconds = sorted(r["seconds"] for r in rounds)
+    rounds = [r for r in rounds if "peak" in r] or [{"peak": 0.0}]
     print(
         f"\n{good}/{len(rounds)} rondas bien; {seconds[len(seconds) // 2]:.0f} s de mediana;"
         f" pico máximo {max(r['peak'] for r in rounds):.2f} GiB"
