@@ -263,5 +263,6 @@ def test_a_virtual_environment_under_tmp_stays_visible_in_the_kernel(cell, monke
     with staging.staged(lab.release, lab, True, None, cell) as stage:
         monkeypatch.setattr(sys, "prefix", str(venv))
         command = cell.command(_box(stage), ["python", "-m", "ipykernel_launcher"])
-    mounts = json.loads(command[-1])["mounts"]
+    request = command[command.index(str(cell.socket)) + 1]  # después van los cgroups, si hay
+    mounts = json.loads(request)["mounts"]
     assert [str(venv), str(venv), False] in mounts
