@@ -14,6 +14,7 @@
   ``NotImplementedError`` de la plantilla; **superado**, con todos sus puntos.
 """
 
+import functools
 import json
 import math
 import re
@@ -92,6 +93,7 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
+@functools.cache
 def item_of(grade_id: str) -> str | None:
     """El ítem de una celda calificada: su ejercicio o la pregunta; ``None`` si no es de
     ninguno (una celda que nbgrader califica y el curso no conoce)."""
@@ -108,8 +110,9 @@ def analyse(room: "Classroom", lab_id: str) -> LabReport:
     order, sections = layout(lab)
     items = _items(graded, order, sections)
     scores = {s.student: _item_scores(s) for s in graded}
+    cells = {s.student: _cells_by_item(s) for s in graded}
     for item in items:
-        _fill(item, graded, scores)
+        _fill(item, graded, scores, cells)
     by_student = {s.student: _named(s) for s in graded}
     submitted = [s.student for s in graded]
     return LabReport(
@@ -159,7 +162,18 @@ def _item_scores(submission: "Submission") -> dict[str, float | None]:
     return found
 
 
-def _fill(item: Item, graded: "list[Submission]", scores: dict) -> None:
+def _cells_by_item(submission: "Submission") -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for grade_id in submission.points:
+        name = item_of(grade_id)
+        if name is not None:
+            found.setdefault(name, []).append(grade_id)
+    return found
+
+
+def _fill(item: Item, graded: "list[Submission]", scores: dict, by_item: dict) -> None:
+    """Las cifras de ``item``: ``scores`` y ``by_item`` son los puntos por ítem y las celdas
+    de cada ítem de cada estudiante."""
     counts: Counter = Counter()
     pairs = []
     for submission in graded:
@@ -167,7 +181,7 @@ def _fill(item: Item, graded: "list[Submission]", scores: dict) -> None:
         if item.name not in own:
             continue
         item.submitted += 1
-        cells = [g for g in submission.points if item_of(g) == item.name]
+        cells = by_item[submission.student][item.name]
         if own[item.name] is None:
             item.pending += 1
             continue
@@ -176,7 +190,7 @@ def _fill(item: Item, graded: "list[Submission]", scores: dict) -> None:
         item.passed += share >= 1.0
         if not item.written:
             item.attempted += not all(g in submission.unattempted for g in cells)
-        rest = sum(v for k, v in own.items() if k != item.name and v is not None)
+        rest = sum(v for v in own.values() if v is not None) - own[item.name]  # sin el ítem
         pairs.append((share, rest))
         counts.update({m for g in cells for m in submission.mistakes.get(g, [])})
     if item.written:

@@ -82,9 +82,11 @@ def _add_gradebook(room: Classroom, db: Path) -> None:
         BaseCell,
         Grade,
         Gradebook,
+        GradeCell,
         Student,
         SubmittedAssignment,
         SubmittedNotebook,
+        TaskCell,
     )  # fmt: skip
 
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gradebook:
@@ -95,6 +97,9 @@ def _add_gradebook(room: Classroom, db: Path) -> None:
         ):
             full = " ".join(part for part in (first, last) if part)
             room.names[student] = full or student
+        # El máximo de cada celda, de sus tablas (``Grade.max_score`` lo calcula fila a fila).
+        maxima = dict(session.query(GradeCell.id, GradeCell.max_score))
+        maxima |= dict(session.query(TaskCell.id, TaskCell.max_score))
         rows = (
             session.query(
                 Student.id,
@@ -103,7 +108,7 @@ def _add_gradebook(room: Classroom, db: Path) -> None:
                 Grade.auto_score,
                 Grade.manual_score,
                 Grade.extra_credit,
-                Grade.max_score,
+                Grade.cell_id,
             )  # fmt: skip
             .select_from(Grade)
             .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
@@ -112,7 +117,7 @@ def _add_gradebook(room: Classroom, db: Path) -> None:
             .join(Student, SubmittedAssignment.student_id == Student.id)
             .join(BaseCell, Grade.cell_id == BaseCell.id)
         )
-        for student, lab, grade_id, auto, manual, extra, maximum in rows:
+        for student, lab, grade_id, auto, manual, extra, cell_id in rows:
             found = room.submissions.get((student, lab))
             if found is not None and found.error:  # la última calificación falló (como export)
                 continue
@@ -120,4 +125,4 @@ def _add_gradebook(room: Classroom, db: Path) -> None:
                 found = room.submissions[student, lab] = Submission(student, lab)
             score = manual if manual is not None else auto
             found.points[grade_id] = None if score is None else score + (extra or 0.0)
-            found.max_points[grade_id] = maximum
+            found.max_points[grade_id] = maxima.get(cell_id) or 0.0
