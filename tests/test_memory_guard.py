@@ -86,8 +86,9 @@ def own_cgroups(gib: float | None = None):
     prefix = ["/bin/sh", "-c", join + '; exec "$@"', "sh", *map(str, folders), "--"]
     try:
         yield prefix, folders
-    finally:
-        cgroups._remove(folders)
+    finally:  # también lo que dejó una prueba que falló
+        nested = [child for folder in folders for child in folder.iterdir() if child.is_dir()]
+        cgroups._remove(nested + folders)
 
 
 def _leftovers(root: Path, folders: list[Path], since: float) -> list:
