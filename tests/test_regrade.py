@@ -255,6 +255,8 @@ def test_one_worker_and_shards_in_reverse_order_give_identical_scores(reference,
     assert batch.select_shard(tasks, "1/2") and batch.select_shard(tasks, "2/2")
     for shard in ("2/2", "1/2"):  # primero el fragmento de ana y beto, después carla y dani
         assert grade.run(root=root, jobs=1, shard=shard, progress=False) == 0
+    assert not (root / "gradebook.db").exists()  # los fragmentos no unen
+    assert grade.run(root=root, merge_only=True) == 0
     different = mismatches(scores(reference), scores(root))
     assert not different, f"{len(different)} notas distintas: {different[:5]}"
     assert not mismatches(graded(reference), graded(root))

@@ -14,12 +14,21 @@ medias: cada JSON y cada cuaderno calificado se escriben aparte y se renombran, 
 ``gradebook.db`` se toca solo al final, en una transacción (con una copia ``.bak`` antes),
 así que conserva las notas anteriores hasta que se confirma la unión entera. Quien quiera
 aprovechar lo que sí terminó sin calificar nada más puede unirlo con ``--merge-only``.
+
+Para un planificador (un array de Slurm, un Job indexado de Kubernetes), cada tarea
+califica su fragmento con ``--shard i/n`` y no toca ``gradebook.db``: su registro lista solo
+sus entregas. Una última tarea con ``--merge-only`` (y los mismos ``--zip``) une todo y
+comprueba que no falta ninguna entrega. El código de salida (:data:`EXIT`) distingue una
+clase calificada con entregas rotas (1: mirar esas filas) de un calificador que falló
+(3: volver a lanzar).
 """
 
+import argparse
 import os
 import shutil
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +40,13 @@ if TYPE_CHECKING:  # el calificador (nbgrader, PyTorch) se importa al ejecutar l
     from course.grading.results import Result
 
 HELP = "califica en paralelo todas las entregas de submitted/"
+EXIT = {
+    0: "todas las entregas calificadas",
+    1: "alguna entrega no se pudo calificar (su fila dice «error»; la clase está bien)",
+    2: "orden mal escrita o entorno sin preparar (p. ej. sin bubblewrap)",
+    3: "falló el calificador o (con --merge-only) faltan entregas: volver a lanzar",
+}
+EPILOG = "códigos de salida:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT.items())
 UNPACKED = "course-zip-"  # course-zip-<pid>-…: los zip extraídos de una orden
 
 
@@ -45,9 +61,14 @@ def add_arguments(parser) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="procesos en paralelo (por omisión, uno por núcleo de CPU)",
+        help="procesos en paralelo (por omisión, uno por CPU que este proceso puede usar:"
+        " afinidad, cuota del cgroup, SLURM_CPUS_PER_TASK)",
     )
-    parser.add_argument("--shard", metavar="i/n", help="califica solo el fragmento i de n")
+    parser.add_argument(
+        "--shard", metavar="i/n",
+        help="califica solo el fragmento i de n y no toca gradebook.db: al final, una"
+        " orden con --merge-only une todos los fragmentos",
+    )  # fmt: skip
     parser.add_argument(
         "--timeout", type=int, metavar="SEGUNDOS", help="segundos por celda (por omisión, 60)"
     )
@@ -63,16 +84,28 @@ def add_arguments(parser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--merge-only", action="store_true",
-        help="no califica: une los resultados de autograded/ en gradebook.db",
+        help="no califica: une los resultados de autograded/ en gradebook.db y comprueba que"
+        " no falta ninguna entrega de submitted/ (ni de los --zip)",
     )  # fmt: skip
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def main(args) -> int:
-    return run(
-        zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
-        merge_only=args.merge_only, lab_ids=args.lab, sandboxed=not args.no_sandbox,
-        memory_gib=args.memory,
-    )  # fmt: skip
+    """:func:`run`; un fallo inesperado del calificador sale con 3, no con el 1 de Python
+    (que un planificador confundiría con «alguna entrega rota»)."""
+    try:
+        return run(
+            zips=args.zip, jobs=args.jobs, shard=args.shard, timeout=args.timeout,
+            merge_only=args.merge_only, lab_ids=args.lab, sandboxed=not args.no_sandbox,
+            memory_gib=args.memory,
+        )  # fmt: skip
+    except CourseError:
+        raise
+    except Exception:  # noqa: BLE001 (cualquier otro fallo: el calificador, no una entrega)
+        traceback.print_exc()
+        print("error: falló el calificador; vuelve a lanzar la orden (reanuda).", file=sys.stderr)
+        return 3
 
 
 def run(
@@ -87,31 +120,72 @@ def run(
     sandboxed: bool = True,
     memory_gib: float = 4.0,
 ) -> int:
-    """Califica (salvo ``merge_only``), une en ``gradebook.db`` e imprime la tabla de notas.
+    """Califica (salvo ``merge_only``), une en ``gradebook.db`` (salvo ``shard``) e imprime
+    la tabla de notas.
 
-    Devuelve 1 si alguna entrega quedó sin calificar, 0 si no.
+    Devuelve el código de :data:`EXIT`: 1 si alguna entrega quedó sin calificar, 3 si con
+    ``merge_only`` falta alguna por calificar, 0 si no.
     """
-    from course.grading import batch, kernel_view
+    from course.grading import batch, cpus, kernel_view
 
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
+    if shard and merge_only:
+        raise CourseError("--shard califica sin unir y --merge-only une sin calificar: elige una.")
     refused: list[str] = []  # carpetas cuyo nombre no dice quién entregó
     if not merge_only:
+        batch.select_shard([], shard)  # un --shard mal escrito, antes de preparar nada
         _require_sandbox(sandboxed)
         if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
             kernel_view.require()
             _memory_guard()
+    _sweep_unpacked()
+    prefix = f"{UNPACKED}{os.getpid()}-"
+    with tempfile.TemporaryDirectory(prefix=prefix) as unpacked:
+        tasks = batch.gather(
+            root / "submitted", zips, Path(unpacked), lab_ids, shard, None if shard else refused
+        )
+        if merge_only:
+            return max(_merge_and_report(root), _report_refused(refused), _missing(tasks, root))
+        if not tasks:
+            print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
+            return _report_refused(refused)
+        jobs = jobs or cpus.usable()
         settings = batch.Settings(timeout, sandboxed, memory_gib)
-        _sweep_unpacked()
-        prefix = f"{UNPACKED}{os.getpid()}-"
-        with tempfile.TemporaryDirectory(prefix=prefix) as unpacked:
-            tasks = batch.gather(root / "submitted", zips, Path(unpacked), lab_ids, shard, refused)
-            if not tasks:
-                print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
-                return _report_refused(refused)
-            jobs = jobs or os.cpu_count() or 1
-            batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
+        graded = batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
+    if shard:
+        return _report_shard(graded, shard)
     return max(_merge_and_report(root), _report_refused(refused))
+
+
+def _report_shard(graded: list["Result"], shard: str) -> int:
+    """La tabla y los errores de las entregas de este fragmento, sin tocar gradebook.db."""
+    print(table(graded))
+    errors = [r for r in graded if r.error]
+    print(
+        f"\nFragmento {shard}: {len(graded)} entregas, {len(errors)} sin calificar;"
+        " gradebook.db sin tocar (únelo al final con --merge-only)."
+    )
+    _report_problems(graded)
+    return 1 if errors else 0
+
+
+def _missing(tasks, root: Path) -> int:
+    """3 si alguna entrega de ``tasks`` no tiene resultado en ``autograded/`` (un fragmento
+    que no terminó); 0 si no. Una entrega que cambió después de calificarse no se nota
+    aquí: la califica otra vez el fragmento que la tiene."""
+    from course.grading import results
+
+    autograded = root / "autograded"
+    missing = [t for t in tasks if not results.path_for(autograded, t.student, t.lab).is_file()]
+    if missing:
+        print(
+            f"\nerror: faltan {len(missing)} entregas por calificar; vuelve a lanzar los"
+            " fragmentos que no terminaron y después esta unión:"
+        )
+        for task in missing:
+            print(printable(f"  · {task.student} · {task.lab}"))
+    return 3 if missing else 0
 
 
 def _report_refused(refused: list[str]) -> int:
@@ -130,13 +204,19 @@ def _merge_and_report(root: Path) -> int:
     print(table(results.with_manual_scores(everything, root / "gradebook.db")))
     errors = [r for r in everything if r.error]
     print(f"\n{merged} entregas en gradebook.db; {len(errors)} sin calificar.")
-    for result in errors:
-        first = shorten(result.error.splitlines()[0])
-        print(printable(f"  ✘ {result.student} · {result.lab}: {first}"))
-    for result in everything:
+    _report_problems(everything)
+    return 1 if errors else 0
+
+
+def _report_problems(found: list["Result"]) -> None:
+    """Una línea por entrega sin calificar y otra por cada aviso."""
+    for result in found:
+        if result.error:
+            first = shorten(result.error.splitlines()[0])
+            print(printable(f"  ✘ {result.student} · {result.lab}: {first}"))
+    for result in found:
         for warning in result.warnings:
             print(printable(f"  aviso: {result.student} · {result.lab}: {warning}"))
-    return 1 if errors else 0
 
 
 def _sweep_unpacked() -> None:
