@@ -7,8 +7,9 @@ comprueba además que no tapa la última entrega de beto, ni la borra de ``submi
 recoger con ``--update``.
 
 Las carpetas tienen dueños de verdad: como estudiantes sirven dos cuentas que todo Debian
-trae (``daemon`` hace de beto, ``nobody`` de ana, que falsifica); no hace falta crear
-cuentas. Cambiar el dueño de una carpeta pide ser root.
+trae (``daemon`` hace de beto, ``nobody`` de ana, que falsifica, y ``bin`` del profesor,
+dueño de la carpeta del curso); no hace falta crear cuentas. Cambiar el dueño de una
+carpeta pide ser root. Lo que recoge root queda del dueño de la carpeta del curso.
 """
 
 import os
@@ -22,7 +23,7 @@ import pytest
 from course import labs
 
 LAB = labs.get("01_atencion")
-BETO, ANA = "daemon", "nobody"
+BETO, ANA, TEACHER = "daemon", "nobody", "bin"
 
 
 def _stamp(hour: int) -> str:
@@ -63,6 +64,8 @@ def test_a_forged_newer_folder_neither_hides_nor_deletes_the_real_submission(tmp
     exchange, course = tmp_path / "intercambio", tmp_path / "curso"
     exchange.mkdir(mode=0o777)
     course.mkdir()
+    teacher = pwd.getpwnam(TEACHER)
+    os.chown(course, teacher.pw_uid, teacher.pw_gid)  # recoge root en la carpeta del profesor
     _submit(exchange, BETO, BETO, 9, "primera de beto")
     _submit(exchange, BETO, BETO, 10, "segunda de beto")
     _submit(exchange, ANA, ANA, 10, "de ana")
@@ -74,6 +77,8 @@ def test_a_forged_newer_folder_neither_hides_nor_deletes_the_real_submission(tmp
     assert _collected(course, ANA) == "de ana"
     assert f"Se rechaza la entrega «{forged}»" in done.stderr
     assert f"dice ser de «{BETO}» pero su dueño es «{ANA}»" in done.stderr
+    collected = [course / "submitted", *(course / "submitted").rglob("*")]
+    assert [path for path in collected if path.stat().st_uid != teacher.pw_uid] == []
 
     # Más tarde ana falsifica otra, aún más nueva: recoger con --update no borra la de beto.
     later = _submit(exchange, BETO, ANA, 12, "otra de ana")

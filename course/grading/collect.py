@@ -34,7 +34,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 
 from course import names
-from course.grading import files
+from course.grading import door_hooks, files
 from course.text import printable
 
 REFUSAL = "course_refusal"  # en el registro de una carpeta que no se recoge: el porqué
@@ -80,6 +80,9 @@ class SafeCollect(ExchangeCollect):
                 self.log.error(printable(f"Entrega «{source.name}»: {note}."))
             copy.mkdir(exist_ok=True)
             super().do_copy(str(copy), dest, log)
+        # Recogida como root: submitted/ queda del dueño del curso (puede volver a recoger).
+        root = Path(self.coursedir.root).absolute()
+        door_hooks.give_to_course_owner(root, [Path(dest).absolute()])
 
     def _refusal(self, source: Path) -> str:
         """Por qué no se recoge la carpeta entera (vacío si se recoge)."""
