@@ -126,20 +126,29 @@ def run(
     Devuelve el código de :data:`EXIT`: 1 si alguna entrega quedó sin calificar, 3 si con
     ``merge_only`` falta alguna por calificar, 0 si no.
     """
-    from course.grading import batch, cpus, kernel_view
+    from course.grading import batch, kernel_view, scratch
 
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
     if shard and merge_only:
         raise CourseError("--shard califica sin unir y --merge-only une sin calificar: elige una.")
     refused: list[str] = []  # carpetas cuyo nombre no dice quién entregó
-    if not merge_only:
-        batch.select_shard([], shard)  # un --shard mal escrito, antes de preparar nada
-        _require_sandbox(sandboxed)
-        if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
-            kernel_view.require()
-            _memory_guard()
+    settings = batch.Settings(timeout, sandboxed, memory_gib)
     _sweep_unpacked()
+    with scratch.run_folder():
+        if not merge_only:
+            batch.select_shard([], shard)  # un --shard mal escrito, antes de preparar nada
+            _require_sandbox(sandboxed)
+            if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
+                kernel_view.require()
+                _memory_guard()
+        return _grade(root, zips, jobs, shard, merge_only, lab_ids, progress, settings, refused)
+
+
+def _grade(root, zips, jobs, shard, merge_only, lab_ids, progress, settings, refused) -> int:
+    """Reúne las entregas y las califica, une o solo comprueba (ver :func:`run`)."""
+    from course.grading import batch, cpus
+
     prefix = f"{UNPACKED}{os.getpid()}-"
     with tempfile.TemporaryDirectory(prefix=prefix) as unpacked:
         tasks = batch.gather(
@@ -151,7 +160,6 @@ def run(
             print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
             return _report_refused(refused)
         jobs = jobs or cpus.usable()
-        settings = batch.Settings(timeout, sandboxed, memory_gib)
         graded = batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
     if shard:
         return _report_shard(graded, shard)
@@ -222,7 +230,9 @@ def _report_problems(found: list["Result"]) -> None:
 def _sweep_unpacked() -> None:
     """Borra las carpetas de zips extraídos que dejó un ``grade`` que murió (su pid ya no
     vive); las de uno vivo, no."""
-    stale = []
+    from course.grading import scratch
+
+    stale = scratch.sweep()
     for folder in Path(tempfile.gettempdir()).glob(f"{UNPACKED}*"):
         pid = folder.name.removeprefix(UNPACKED).split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
