@@ -102,8 +102,8 @@ ATTACKS = {
     "listar feedback": "ls {feedback}",
     "leer": "cat {folder}/{lab}.ipynb",
     "listar la carpeta": "ls {folder}",
-    "vaciar": ": > {folder}/{lab}.ipynb",
-    "reemplazar": "echo '{{}}' > ~/x.ipynb && cp ~/x.ipynb {folder}/{lab}.ipynb",
+    "vaciar": ": > {folder}/{lab}.ipynb || (rm -f {folder}/{lab}.ipynb && : > {folder}/{lab}.ipynb)",
+    "reemplazar": "echo '{{}}' > ~/x.ipynb && mv -f ~/x.ipynb {folder}/{lab}.ipynb",
     "borrar archivos": "rm -f {folder}/{lab}.ipynb",
     "borrar la carpeta": "rm -rf {folder}",
     "renombrar la carpeta": "mv {folder} {inbound}/otra",
@@ -152,8 +152,8 @@ def test_forged_folder_does_not_hide_the_real_submission(hub, submitted):
 
 SCAN = textwrap.dedent(
     """
-    import json, os, stat, sys
-    secrets = json.load(sys.stdin)
+    import json, os, re, stat, sys
+    secrets = re.compile("|".join(re.escape(s) for s in json.load(sys.stdin)))
     seen, hits = set(), []
     for root in sys.argv[1:]:
         for folder, _, names in os.walk(root):
@@ -170,7 +170,9 @@ SCAN = textwrap.dedent(
                         text = handle.read().decode("utf-8", "ignore")
                 except OSError:
                     continue
-                hits += [[path, s] for s in secrets if s in text][:1]
+                found = secrets.search(text)
+                if found:
+                    hits.append([path, found.group()])
     print(json.dumps(hits))
     """
 )
@@ -191,9 +193,20 @@ def secret_lines(notebook: Path) -> list[str]:
     return lines
 
 
+def third_party(hub, lines: list[str]) -> set[str]:
+    """Las ``lines`` que también están en los paquetes de terceros (``if mask is not None:``
+    está en matplotlib): no son del curso."""
+    patterns = "".join(f"{line}\n" for line in lines)
+    found = subprocess.run(
+        ["grep", "-rhoF", "-f", "/dev/stdin", str(hub.aula.base / "lib")],
+        input=patterns, capture_output=True, text=True,
+    )  # fmt: skip
+    return set(found.stdout.splitlines())
+
+
 def test_student_reads_no_answer_and_no_classmate_work(hub, submitted):
     """Todo lo que la cuenta de ana puede leer (carpetas personales, el aula con sus
-    entornos y el intercambio, /srv y /opt; el repositorio desde el que se preparó lo
+    entornos y el intercambio, y /srv; el repositorio desde el que se preparó lo
     cuida quien lo instala: ``aula preparar`` avisa si es legible) no
     tiene ninguna línea de solución o de prueba oculta del laboratorio abierto ni lo que
     beto escribió; y el paquete de los estudiantes no trae la referencia."""
@@ -203,9 +216,11 @@ def test_student_reads_no_answer_and_no_classmate_work(hub, submitted):
     assert wrote.returncode == 0, wrote.stderr
     source = labs.REPO / "source" / LAB / f"{LAB}.ipynb"
     release = (labs.REPO / "release" / LAB / f"{LAB}.ipynb").read_text()
-    secrets = [line for line in secret_lines(source) if line not in release] + [mark]
+    secrets = [line for line in secret_lines(source) if line not in release]
+    generic = third_party(hub, secrets)
+    secrets = [line for line in secrets if line not in generic] + [mark]
     assert len(secrets) > 20
-    roots = ["/home", "/srv", "/opt", str(hub.aula.root)]
+    roots = ["/home", "/srv", str(hub.aula.root)]
     scan = hub.run_as(
         ana, f"python -c {shlex.quote(SCAN)} {' '.join(roots)}", input=json.dumps(secrets)
     )
