@@ -142,8 +142,11 @@ def test_close_names_nothing_without_a_matching_fingerprint(fingerprints, check,
         (torch.tensor([[True, False]]), torch.tensor([[False, True]]), checks.INVERTED),
         (torch.tensor([[1, 0], [1, 1]]).bool(), torch.tensor([[1, 1], [0, 1]]).bool(), checks.TRANSPOSED),
         (torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[1.0, 3.0], [2.0, 4.0]]), checks.TRANSPOSED),
-        (torch.tensor([1.0, -2.0, 0.5]) * 3**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_FACTOR),
+        (torch.tensor([1.0, -2.0, 0.5]) * 3**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_SIZE),
+        (torch.tensor([1.0, -2.0, 0.5]) / 3**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_SIZE),
+        # La causa (√D) solo si el factor es la raíz del último eje: aquí mide 3, no 8 ni 2.
         (torch.tensor([1.0, -2.0, 0.5]) / 8**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_FACTOR),
+        (torch.tensor([1.0, -2.0, 0.5]) * 2**0.5, torch.tensor([1.0, -2.0, 0.5]), checks.SQRT_FACTOR),
         (torch.tensor([3.0, 6.0]) * 224 / 460, torch.tensor([3.0, 6.0]), checks.COUNT_FACTOR),
         (torch.tensor([5.0, 10.0]), torch.tensor([1.0, 2.0]), checks.COUNT_FACTOR),
         (torch.tensor(2.0**5.5), torch.tensor(math.exp(5.5)), checks.OTHER_BASE),
@@ -163,9 +166,21 @@ def test_close_names_a_relation_to_the_expected_value_without_values(actual, exp
 @pytest.mark.parametrize(
     "actual, expected, message",
     [
-        (torch.zeros(2, 4, 3), (2, 3, 4), checks.AXES_ORDER),
+        # Sin valores (checks.shape) solo se sabe que los tamaños están en otro orden.
+        (torch.zeros(2, 4, 3), (2, 3, 4), checks.SIZES_ORDER),
         (torch.zeros(2, 3), (2, 1, 3), checks.UNIT_AXIS),
-        (torch.zeros(2, 3, 1), (2, 1, 3), checks.AXES_ORDER),  # el eje 1 en otro sitio
+        (torch.zeros(2, 3, 1), (2, 1, 3), checks.SIZES_ORDER),  # el eje 1 en otro sitio
+        # Con valores, «ejes en otro orden» solo si lo son: los esperados, traspuestos.
+        (
+            torch.arange(24.0).reshape(2, 3, 4).transpose(1, 2),
+            torch.arange(24.0).reshape(2, 3, 4),
+            checks.AXES_ORDER,
+        ),
+        (
+            torch.arange(24.0).reshape(2, 4, 3),
+            torch.arange(24.0).reshape(2, 3, 4),
+            checks.SIZES_ORDER,
+        ),
         (torch.zeros(2, 5), (2, 1, 3), None),
         (torch.zeros(()), (3,), checks.REDUCED),
         (torch.zeros(2, 4), (2, 3, 4), checks.REDUCED),

@@ -16,7 +16,7 @@ import torch
 
 from course import grading, labs, mistakes
 from course.grading import sandbox
-from course.student import checks, examples
+from course.student import checks, examples, hints
 
 CATALOGUED = [lab_id for lab_id in labs.LABS if mistakes.catalogue(lab_id)]
 CASES = [
@@ -129,6 +129,17 @@ def test_the_visible_test_names_the_mistake_and_the_hidden_one_fails(solutions, 
     assert isinstance(visible, AssertionError), f"la prueba visible se rompe: {visible!r}"
     assert mistake.message in str(visible), f"el mensaje no nombra el error: {visible}"
     assert hidden is not None, "las pruebas ocultas no detectan el error"
+    # Una pista debe casar con la salida: ningún mensaje nombra la idea de otro error, ni con
+    # todo el catálogo ni sin la mitad apartada (ahí el diagnóstico tira de relaciones).
+    assert not _other_ideas(lab_id, mistake, visible), f"nombra otra causa: {visible}"
+    if mistake.held_out:
+        assert not _other_ideas(lab_id, mistake, unseen), f"sin su huella, otra causa: {unseen}"
+    # Lo que no es un AssertionError de las comprobaciones lleva la línea de su tipo, o una más
+    # concreta: la tabla de course.student.hints cubre lo que lanzan los mutantes.
+    for failure in (visible, hidden):
+        if not isinstance(failure, AssertionError):
+            line = hints.hint(type(failure).__name__, str(failure))
+            assert line not in (None, hints.PREFIX + hints.GENERIC), f"sin pista: {failure!r}"
 
 
 def _held_out_failures(solution, lab_id: str, mistake) -> tuple:
@@ -140,6 +151,17 @@ def _held_out_failures(solution, lab_id: str, mistake) -> tuple:
             _failure(solution, f"{mistake.exercise}_prueba"),
             _failure(solution, f"{mistake.exercise}_oculta"),
         )
+
+
+def _other_ideas(lab_id: str, mistake, failure: BaseException | None) -> list[str]:
+    """Los mensajes del catálogo de ``lab_id`` que nombran otra idea y están en ``failure``.
+
+    Otra idea es otro mensaje que no forma parte del de ``mistake`` (las formas de una idea
+    comparten el suyo; un mensaje de la prueba visible puede añadir un prefijo al del catálogo).
+    """
+    text = str(failure) if failure is not None else ""
+    messages = {m.message for m in mistakes.catalogue(lab_id)}
+    return sorted(m for m in messages if m not in mistake.message and m in text)
 
 
 def _names(failure: BaseException | None, mistake) -> bool:

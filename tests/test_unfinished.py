@@ -9,6 +9,7 @@ import pytest
 from torch import nn
 
 from course import labs, mistakes
+from course.student import hints
 
 EXERCISES = sorted(
     {(lab_id, m.exercise, m.replaces) for lab_id in labs.LABS for m in mistakes.catalogue(lab_id)}
@@ -35,5 +36,7 @@ def _unfinished(original: object) -> object:
 def test_the_visible_test_shows_an_unfinished_exercise_as_such(solutions, lab_id, exercise, name):
     solution = solutions(lab_id)
     with solution.substituted(name, _unfinished(solution.namespace[name])):
-        with pytest.raises(NotImplementedError):
+        with pytest.raises(NotImplementedError) as raised:
             solution.test(f"{exercise}_prueba")
+    line = hints.hint(type(raised.value).__name__, str(raised.value))
+    assert "borra `raise NotImplementedError()`" in line

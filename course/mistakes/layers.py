@@ -894,6 +894,69 @@ class DecoderWithoutValueErrorCheck(ref.Decoder):
         self.norm = _always_norm(layer) if layer.norm_first else nn.Identity()
 
 
+# --- cableado de la capa y de la pila (se nombra por la huella que deja en una sonda) -----
+
+
+class EncoderLayerFeedForwardResidualFromInput(ref.EncoderLayer):
+    """La conexión residual de la FFN suma la x de antes de la atención."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            h = self.norm1(x)
+            attended = x + self.dropout(self.self_attn(h, h, h, mask)[0])
+            return x + self.dropout(self.feed_forward(self.norm2(attended)))
+        attended = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)[0]))
+        return self.norm2(x + self.dropout(self.feed_forward(attended)))
+
+
+class EncoderLayerTorchMaskConvention(ref.EncoderLayer):
+    """La máscara con el convenio de nn.TransformerEncoderLayer: True = tapado."""
+
+    def forward(self, x, mask=None):
+        return super().forward(x, None if mask is None else ~mask)
+
+
+class DecoderLayerFeedForwardResidualBeforeCross(ref.DecoderLayer):
+    """La FFN suma la x de antes de la atención cruzada (la de después de la autoatención)."""
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        if self.norm_first:
+            h = self.norm1(x)
+            x = x + self.dropout(self.self_attn(h, h, h, tgt_mask)[0])
+            out, cross_weights = self.cross_attn(self.norm2(x), memory, memory, memory_mask)
+            crossed = x + self.dropout(out)
+            return x + self.dropout(self.feed_forward(self.norm3(crossed))), cross_weights
+        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)[0]))
+        out, cross_weights = self.cross_attn(x, memory, memory, memory_mask)
+        crossed = self.norm2(x + self.dropout(out))
+        return self.norm3(x + self.dropout(self.feed_forward(crossed))), cross_weights
+
+
+class DecoderLayerTorchMaskConvention(ref.DecoderLayer):
+    """Las dos máscaras con el convenio de PyTorch: True = tapado."""
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        flip = lambda mask: None if mask is None else ~mask  # noqa: E731
+        return super().forward(x, memory, flip(tgt_mask), flip(memory_mask))
+
+
+class EncoderLayersNotChained(ref.Encoder):
+    """Cada capa recibe la entrada original: la pila da la última capa aplicada a x."""
+
+    def forward(self, x, mask=None):
+        out = x
+        for layer in self.layers:
+            out = layer(x, mask)
+        return self.norm(out)
+
+
+class DecoderLayersNotChained(ref.Decoder):
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        for layer in self.layers:
+            out, cross_weights = layer(x, memory, tgt_mask, memory_mask)
+        return self.norm(out), cross_weights
+
+
 # --- mensajes: uno por idea, compartido por todas sus formas ------------------------------
 
 NO_ACTIVATION = "¿Falta la activación entre las dos capas lineales?"
@@ -959,6 +1022,25 @@ FORGETS_NORM = "¿Aplicas self.norm a la salida de la última capa?"
 LAST_WEIGHTS = "Devuelve los pesos de la atención cruzada de la última capa, no los de la primera."
 NO_LAYERS = "Decoder(layer, 0) debe lanzar ValueError"
 DECODER_MASKS = "¿Pasas tgt_mask y memory_mask a cada capa?"
+RESIDUAL_SOURCE = (
+    "Con la feed-forward callada tu capa devuelve x tal cual: la salida de la atención no llega"
+    " a la salida. ¿La conexión residual de la feed-forward suma la x de antes de la atención?"
+    " Cada subcapa suma su propia entrada, la x que sale de la subcapa anterior."
+)
+CROSS_RESIDUAL_SOURCE = (
+    "Con la autoatención y la feed-forward calladas tu capa devuelve x tal cual: la salida de la"
+    " atención cruzada no llega a la salida. ¿La feed-forward recibe o suma la x de antes de la"
+    " atención cruzada?"
+)
+MASK_CONVENTION = (
+    "Con una máscara toda True (todo visible) tu capa no da lo mismo que sin máscara: la usa al"
+    " revés. Aquí True = se puede atender; key_padding_mask y tgt_mask de PyTorch usan el"
+    " convenio contrario (True = tapado): ¿inviertes la máscara (~mask)?"
+)
+NOT_CHAINED = (
+    "Las capas no se encadenan: tu pila da la última capa aplicada a la entrada original. Cada"
+    " capa recibe la salida de la anterior (x = layer(x, ...))."
+)
 DECODER_OUTPUT = (
     "Decoder devuelve la pareja (salida, pesos de la atención cruzada de la última capa)."
 )
@@ -1018,6 +1100,8 @@ MISTAKES = [
         (EncoderLayerReturnsWeightsToo, ENCODER_LAYER_OUTPUT),
         (EncoderLayerReusesNormedInput, REUSES_NORMED),
         (EncoderLayerFeedForwardOnNormedInput, REUSES_NORMED),
+        (EncoderLayerFeedForwardResidualFromInput, RESIDUAL_SOURCE),
+        (EncoderLayerTorchMaskConvention, MASK_CONVENTION),
     ),
     *for_exercise(
         "ej3_decoder_layer",
@@ -1049,6 +1133,8 @@ MISTAKES = [
         (DecoderLayerFeedForwardWithoutDropout, SUBLAYER_DROPOUT),
         (DecoderLayerReusesNormedInput, REUSES_NORMED),
         (DecoderLayerFeedForwardOnNormedInput, REUSES_NORMED),
+        (DecoderLayerFeedForwardResidualBeforeCross, CROSS_RESIDUAL_SOURCE),
+        (DecoderLayerTorchMaskConvention, MASK_CONVENTION),
     ),
     *for_exercise(
         "ej4_encoder",
@@ -1066,6 +1152,7 @@ MISTAKES = [
         (EncoderNormInsideLoop, FINAL_NORM_ONCE),
         (EncoderNormFirst, FINAL_NORM_ONCE),
         (EncoderForgetsNorm, FORGETS_NORM),
+        (EncoderLayersNotChained, NOT_CHAINED),
     ),
     *for_exercise(
         "ej5_decoder",
@@ -1085,5 +1172,6 @@ MISTAKES = [
         (DecoderNormEachLayer, FINAL_NORM_ONCE),
         (DecoderForgetsNorm, FORGETS_NORM),
         (DecoderReturnsOnlyOutput, DECODER_OUTPUT),
+        (DecoderLayersNotChained, NOT_CHAINED),
     ),
 ]

@@ -18,6 +18,7 @@ from course.mistakes import model_forms as forms
 from course.reference import model as ref
 from course.reference import training as ref_training
 from course.reference.attention import causal_mask
+from course.student import checks
 
 LAB = "06_transformer"
 PAD_IDX, BOS_IDX, EOS_IDX, NUM_SPECIAL = 0, 1, 2, 3
@@ -556,6 +557,10 @@ GREEDY_MAX_LEN = "¿Das max_len pasos? La salida, contando BOS, tiene como mucho
 GREEDY_LAST = "¿Tomas la salida de la última posición, out[:, -1]?"
 GREEDY_STOP = "¿Sales del bucle cuando todas las frases han terminado?"
 GREEDY_FINISHED = "¿Acumulas las frases terminadas (finished |= ...) en vez de sustituirlas?"
+GREEDY_GROWS = (
+    "decode recibe siempre un destino de longitud 1: ¿añades cada token nuevo a ys"
+    " (torch.cat) y decodificas con todo lo generado hasta ahora?"
+)
 SPECIAL_SYMBOLS = "¿Sorteas también los identificadores especiales 0, 1 y 2?"
 UPPER_BOUND = "¿Sorteas en [3, V)? El límite superior de randint ya está excluido."
 BOS_EOS = "¿Has cambiado BOS por EOS? El destino es [BOS, origen..., EOS]."
@@ -581,8 +586,8 @@ COSINE_CLAMP = (
 COSINE_TOTAL = "¿Divides entre total_steps? El progreso de la caída va de warmup a total_steps."
 COSINE_ZERO = "¿Empiezas el calentamiento en 0? El paso cuenta desde 1: step / warmup."
 COSINE_HALF = "¿Falta el ½ delante de (1 + cos)? El factor va de 1 a 0."
-SCHEDULER = "¿Llamas a scheduler.step() en cada paso?"
-ZERO_GRAD = "¿Llamas a optimizer.zero_grad() antes de backward?"
+SCHEDULER = checks.TRAIN_SCHEDULER
+ZERO_GRAD = checks.TRAIN_ZERO_GRAD
 SMOOTHING = "¿Usas suavizado? En la copia la pérdida va sin suavizado (smoothing = 0)."
 SHIFT = "¿Desplazas el destino? Se predice tgt[:, 1:] a partir de tgt[:, :-1]."
 STEPS_FROM_ONE = "Llama a on_step(step, pérdida) con step = 1, 2, ..., steps."
@@ -804,6 +809,7 @@ MISTAKES = [
         (forms.greedy_select_first, GREEDY_LAST),
         (forms.greedy_steps_without_break, GREEDY_STOP),
         (forms.greedy_finished_from_last_column, GREEDY_FINISHED),
+        (forms.greedy_decodes_only_bos, GREEDY_GROWS),
     ),
     *for_exercise(
         "ej6_lote_copia",
@@ -861,6 +867,9 @@ MISTAKES = [
         "train_copy_task",
         (forms.train_scheduler_after_loop, SCHEDULER),
         (forms.train_zero_grad_before_loop, ZERO_GRAD),
+        (forms.train_zero_grad_after_backward, checks.TRAIN_ZERO_GRAD_LATE),
+        (forms.train_step_before_backward, checks.TRAIN_STEP_EARLY),
+        (forms.train_scheduler_before_step, checks.TRAIN_SCHEDULER_EARLY),
         (forms.train_smoothing_positional, SMOOTHING),
         (forms.train_target_is_input, SHIFT),
         (forms.train_full_target, SHIFT),

@@ -457,6 +457,23 @@ def greedy_select_first(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx
 
 
 @torch.no_grad()
+def greedy_decodes_only_bos(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
+    """Guarda los tokens en una lista y decodifica siempre desde BOS: ys no crece."""
+    memory = model.encode(src, src_mask)
+    bos = torch.full((src.size(0), 1), bos_idx, dtype=torch.long, device=src.device)
+    tokens = [bos[:, 0]]
+    finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+    for _ in range(max_len - 1):
+        out, _ = model.decode(memory, src_mask, bos, causal_mask(1, device=src.device))
+        next_token = model.generator(out[:, -1]).argmax(dim=-1).masked_fill(finished, pad_idx)
+        tokens.append(next_token)
+        finished |= next_token == eos_idx
+        if finished.all():
+            break
+    return torch.stack(tokens, dim=1)
+
+
+@torch.no_grad()
 def greedy_steps_without_break(model, src, src_mask, max_len, bos_idx, eos_idx, pad_idx=PAD_IDX):
     memory = model.encode(src, src_mask)
     ys = torch.full((src.size(0), 1), bos_idx, dtype=torch.long, device=src.device)
@@ -751,6 +768,47 @@ def _loop(model, steps, batch_size, seq_len, lr, generator, on_step, *, variant)
     if variant == "scheduler_once":
         scheduler.step()
     return losses
+
+
+def _ordered_loop(model, steps, batch_size, seq_len, lr, generator, on_step, *, order):
+    """El bucle de la referencia con las llamadas de cada paso en el orden ``order``."""
+    model.train()
+    optimizer = ref_training.make_optimizer(model, lr)
+    warmup = max(1, steps // 10)
+    factor = ref_training.cosine_warmup_lambda(warmup, steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    V = model.generator.out_features
+    losses = []
+    for i in range(steps):
+        src, tgt = ref_training.copy_task_batch(batch_size, seq_len, V, generator)
+        tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+        logits = model(
+            src, tgt_in, ref.make_src_mask(src, PAD_IDX), ref.make_tgt_mask(tgt_in, PAD_IDX)
+        )
+        loss = ref_training.label_smoothed_cross_entropy(logits, tgt_out, 0.0, PAD_IDX)
+        calls = {"zero_grad": optimizer.zero_grad, "backward": loss.backward,
+                 "step": optimizer.step, "scheduler": scheduler.step}  # fmt: skip
+        for name in order:
+            calls[name]()
+        losses.append(loss.item())
+        if on_step is not None:
+            on_step(i + 1, loss.item())
+    return losses
+
+
+def train_zero_grad_after_backward(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _ordered_loop(model, steps, batch_size, seq_len, lr, generator, on_step,
+                         order=("backward", "zero_grad", "step", "scheduler"))  # fmt: skip
+
+
+def train_step_before_backward(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _ordered_loop(model, steps, batch_size, seq_len, lr, generator, on_step,
+                         order=("zero_grad", "step", "backward", "scheduler"))  # fmt: skip
+
+
+def train_scheduler_before_step(model, steps, batch_size, seq_len, lr, generator, on_step=None):
+    return _ordered_loop(model, steps, batch_size, seq_len, lr, generator, on_step,
+                         order=("zero_grad", "backward", "scheduler", "step"))  # fmt: skip
 
 
 def train_scheduler_after_loop(model, steps, batch_size, seq_len, lr, generator, on_step=None):

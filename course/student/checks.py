@@ -12,6 +12,7 @@ sobre otro eje…: :data:`RELATIONS`), la nombra sin ningún valor.
 
 import functools
 import inspect
+import itertools
 import sys
 from collections.abc import Callable, Iterable, Mapping
 
@@ -40,6 +41,7 @@ _allclose = torch.allclose
 _np_allclose, _log = np.allclose, np.log
 _np_isclose, _np_ptp, _np_take, _np_sort = np.isclose, np.ptp, np.take, np.sort
 _np_eye, _np_broadcast_arrays = np.eye, np.broadcast_arrays
+_permutations = itertools.permutations
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -248,8 +250,12 @@ def _named(check):
 INVERTED = "¿Está invertida? Tu máscara es la negación de la esperada: True = se puede atender."
 TRANSPOSED = "¿Está traspuesta? Tu resultado es el esperado con los dos últimos ejes cambiados."
 SQRT_FACTOR = (
-    "Tu resultado es el esperado por una raíz cuadrada (o su inversa): ¿sobra o falta"
-    " dividir o multiplicar por √d_k o √D?"
+    "Tu resultado es el esperado por una raíz cuadrada constante (o su inversa): ¿sobra o"
+    " falta una escala, o divides donde va multiplicar?"
+)
+SQRT_SIZE = (
+    "Tu resultado es el esperado por la raíz del tamaño del último eje (o su inversa): ¿sobra"
+    " o falta dividir o multiplicar por √D (o √d_k)?"
 )
 COUNT_FACTOR = (
     "Tu resultado es el esperado por un factor constante: ¿sumas en lugar de promediar,"
@@ -257,7 +263,14 @@ COUNT_FACTOR = (
 )
 OTHER_BASE = "Tu valor es otra potencia de la pérdida: la perplejidad es e^pérdida (math.exp)."
 OTHER_AXIS = "¿Normalizas sobre el penúltimo eje? Cada fila (último eje) debe sumar 1."
-AXES_ORDER = "¿Están los ejes en otro orden? Revisa transpose, permute y dónde añades cada eje."
+AXES_ORDER = (
+    "Tu resultado es el esperado con los ejes en otro orden: revisa transpose, permute y dónde"
+    " añades cada eje."
+)
+SIZES_ORDER = (
+    "Tu forma tiene los tamaños de la esperada en otro orden: imprime .shape tras cada paso"
+    " (transpose, permute, view, dónde añades cada eje, qué tamaño usas en cada sitio)."
+)
 UNIT_AXIS = (
     "¿Sobra o falta un eje de tamaño 1? Revisa unsqueeze, squeeze, keepdim y los índices como [0]."
 )
@@ -267,8 +280,8 @@ REDUCED = (
 )
 LOG_BASE = "¿Usas un logaritmo en otra base? Aquí va el natural (torch.log, math.log)."
 SOME_SENTENCES = (
-    "Unas frases del lote coinciden y otras no: ¿se pierde una máscara (de relleno, de la"
-    " memoria) por el camino? Sin ella solo cambian las frases con relleno."
+    "Unas frases del lote coinciden y otras no: ¿qué tienen de distinto? Si son las que"
+    " llevan relleno, ¿se pierde una máscara (de relleno, de la memoria) por el camino?"
 )
 MASK_NUMBERS = (
     "Tu máscara tiene los ceros y unos esperados, pero en números: ¿falta .bool() o construirla"
@@ -340,8 +353,8 @@ REARRANGED = (
     " los ejes con view o reshape donde hace falta transpose o permute?"
 )
 RELATIONS = (
-    INVERTED, TRANSPOSED, SQRT_FACTOR, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS, AXES_ORDER,
-    UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE,
+    INVERTED, TRANSPOSED, SQRT_FACTOR, SQRT_SIZE, COUNT_FACTOR, OTHER_BASE, OTHER_AXIS,
+    AXES_ORDER, SIZES_ORDER, UNIT_AXIS, REDUCED, LOG_BASE, SOME_SENTENCES, MASK_NUMBERS, DIAGONAL, SUMS_ELSEWHERE,
     PRECISION, DROPOUT, SOME_POSITIONS, FUTURE, SHIFTED, BROADCAST, ONE_MINUS, NEGATED, OFFSET,
     ROW_OFFSET, SQUARED, COLUMNS, REARRANGED, PERCENT,
 )  # fmt: skip
@@ -366,7 +379,11 @@ def _related(arguments: dict) -> str | None:
     if type(expected) is not _TENSOR:
         return None
     if _shape(expected) != _shape(actual):
-        return _related_shapes(_shape(actual), _shape(expected))
+        relation = _related_shapes(_shape(actual), _shape(expected))
+        small = 0 < _BASE.numel(expected) <= MAX_RELATED
+        if relation == SIZES_ORDER and small and _permuted(_numpy(actual), _numpy(expected)):
+            return AXES_ORDER  # comprobado: los valores son los esperados, reordenados
+        return relation
     got, want = _numpy(actual), _numpy(expected)
     if want.size > MAX_RELATED:
         return None
@@ -403,13 +420,24 @@ def _related_shapes(got: tuple[int, ...], want: tuple[int, ...]) -> str | None:
     if got == want:
         return None
     if sorted(got) == sorted(want):
-        return AXES_ORDER
+        return SIZES_ORDER  # sin los valores, solo se sabe de los tamaños
     if [n for n in got if n != 1] == [n for n in want if n != 1]:
         return UNIT_AXIS
     rest = iter(want)
     if len(got) < len(want) and all(n in rest for n in got):  # got, subsecuencia de want
         return REDUCED
     return None
+
+
+def _permuted(got: np.ndarray, want: np.ndarray) -> bool:
+    """``got`` es ``want`` con los ejes en otro orden (alguna permutación de sus ejes)."""
+    if got.dtype == bool or want.dtype == bool or want.ndim > 6:
+        return False
+    for order in _permutations(range(want.ndim)):
+        moved = want.transpose(order)
+        if moved.shape == got.shape and _near(got.astype(_float64), moved.astype(_float64)):
+            return True
+    return False
 
 
 def _related_values(got: np.ndarray, want: np.ndarray, wide: bool = False) -> str | None:
@@ -473,7 +501,8 @@ def _factor(got: np.ndarray, want: np.ndarray) -> str | None:
         if any(_near(ratio, _log(base)) for base in (2.0, 10.0)):
             return LOG_BASE
         if ratio > 1.0 and _near(ratio**2, round(ratio**2)) and not _near(ratio, round(ratio)):
-            return SQRT_FACTOR
+            # La causa (√D) solo se nombra si el factor es la raíz del último eje, que se ve.
+            return SQRT_SIZE if _near(ratio**2, float(want.shape[-1])) else SQRT_FACTOR
     return COUNT_FACTOR
 
 
@@ -627,6 +656,65 @@ close = _named(_close)
 rows_sum_to_one = _named(_rows_sum_to_one)
 
 
+# El orden de un bucle de entrenamiento, visto por ``probe.training_events``: lo que se anota
+# en el núcleo solo son nombres de sucesos; qué orden es el bueno se decide aquí.
+TRAIN_NO_BACKWARD = "¿Llamas a loss.backward() en cada paso?"
+TRAIN_ZERO_GRAD = "¿Llamas a optimizer.zero_grad() antes de backward?"
+TRAIN_ZERO_GRAD_LATE = (
+    "optimizer.zero_grad() llega entre backward y step: borra los gradientes antes de que step"
+    " los use. Va antes de backward (o al empezar cada paso)."
+)
+TRAIN_STEP_EARLY = (
+    "optimizer.step() llega antes de loss.backward(): cada paso usa los gradientes del paso"
+    " anterior. El orden es zero_grad, backward, step."
+)
+TRAIN_CLIP = (
+    "El recorte de gradientes va entre backward y step: antes de backward no hay gradientes"
+    " que recortar y después de step ya no cambia nada."
+)
+TRAIN_SCHEDULER = "¿Llamas a scheduler.step() en cada paso?"
+TRAIN_SCHEDULER_EARLY = (
+    "scheduler.step() llega antes de optimizer.step(): la tasa cambia antes de dar el paso"
+    " (PyTorch avisa de ello). Va después de optimizer.step()."
+)
+_TRAINING_EVENTS = frozenset({"zero_grad", "backward", "clip", "step", "scheduler"})
+
+
+def training_order(name: str, events: Iterable[str]) -> None:
+    """Comprueba el orden de los sucesos de un bucle de entrenamiento (``probe.training_events``).
+
+    En cada paso: ``zero_grad`` antes de ``backward`` (o al empezar), el recorte entre
+    ``backward`` y ``step``, y ``scheduler.step`` después de ``optimizer.step``, una vez por
+    paso. El primer ``scheduler`` lo da el planificador al crearse. Falla con el primer
+    desorden, nombrado.
+    """
+    seen = [event for event in map(str, events) if event in _TRAINING_EVENTS]
+    if seen[:1] == ["scheduler"]:
+        seen = seen[1:]
+    if "backward" not in seen:
+        raise AssertionError(f"`{name}`: no hay ningún backward. {TRAIN_NO_BACKWARD}")
+    pending = False  # hay gradientes nuevos de un backward que aún no usó un step
+    zeroed = True  # desde el último step se pusieron a cero (al empezar no hay gradientes)
+    stepped = False  # hubo un step desde el último scheduler
+    for event in seen:
+        problem = None
+        if event == "zero_grad":
+            problem, zeroed = (TRAIN_ZERO_GRAD_LATE if pending else None), True
+        elif event == "backward":
+            problem, pending = (None if zeroed else TRAIN_ZERO_GRAD), True
+        elif event == "clip" and not pending:
+            problem = TRAIN_CLIP
+        elif event == "step":
+            problem = None if pending else TRAIN_STEP_EARLY
+            pending, zeroed, stepped = False, False, True
+        elif event == "scheduler":
+            problem, stepped = (None if stepped else TRAIN_SCHEDULER_EARLY), False
+        if problem:
+            raise AssertionError(f"`{name}`: {problem}")
+    if seen.count("scheduler") < seen.count("step"):
+        raise AssertionError(f"`{name}`: {TRAIN_SCHEDULER}")
+
+
 def load_reference(name: str, student: nn.Module, reference: nn.Module) -> None:
     """Carga (estricta) los pesos de ``reference`` en el módulo del estudiante.
 
@@ -693,6 +781,6 @@ spanish_hints.install()
 guard.protect(
     sys.modules[__name__],
     ("tensor", "shape", "dtype", "device", "finite", "close", "rows_sum_to_one",
-     "load_reference", "copy_mha_weights"),
+     "load_reference", "copy_mha_weights", "training_order"),
     examples,
 )  # fmt: skip

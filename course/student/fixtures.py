@@ -161,17 +161,20 @@ class CopyOracle(nn.Module):
 
     ``encode`` devuelve el propio origen; ``decode``, en cada posición del destino, el
     *one-hot* (B, T_q, V) del símbolo de origen de esa posición (``eos_idx`` tras el último),
-    que el generador (la identidad) deja como *logits*.
+    que el generador (la identidad) deja como *logits*. Cada llamada a ``decode`` anota la
+    longitud del destino que recibe en ``decode_lengths``.
     """
 
     def __init__(self, vocab_size: int, eos_idx: int):
         super().__init__()
         self.vocab_size, self.eos_idx, self.generator = vocab_size, eos_idx, nn.Identity()
+        self.decode_lengths: list[int] = []
 
     def encode(self, src, src_mask):
         return src
 
     def decode(self, memory, src_mask, tgt, tgt_mask):
+        self.decode_lengths.append(tgt.size(1))
         following = torch.cat([memory, torch.full_like(memory[:, :1], self.eos_idx)], dim=1)
         position = torch.arange(tgt.size(1)).clamp(max=memory.size(1))
         return torch.nn.functional.one_hot(following[:, position], self.vocab_size).float(), None

@@ -225,3 +225,51 @@ def optimizer_steps(optimizer, model, inputs, steps: int = 5, scale: float = 1e-
         (scale * model(inputs).square().sum()).backward()
         optimizer.step()
     return {name: value.detach().clone() for name, value in model.state_dict().items()}
+
+
+@remotable
+def training_events(function, *args, **kwargs):
+    """``function(*args, **kwargs)`` anotando, en orden, cada paso de un bucle de entrenamiento.
+
+    Devuelve ``(resultado, sucesos)``: ``"zero_grad"`` (del optimizador o del modelo),
+    ``"backward"``, ``"clip"`` (``clip_grad_norm_`` o ``clip_grad_value_`` de
+    ``torch.nn.utils``), ``"step"`` (de cualquier optimizador) y ``"scheduler"``
+    (``step`` de un planificador; el primero lo da el propio planificador al crearse). Solo
+    anota: qué orden es el bueno lo decide quien lo pide (``checks.training_order``). Todo
+    lo cambiado vuelve a su sitio al terminar, también si ``function`` falla.
+    """
+    from torch.nn import utils
+    from torch.nn.utils import clip_grad
+    from torch.optim import lr_scheduler
+
+    optimizers = importlib.import_module("torch.optim.optimizer")  # (torch.optim lo oculta)
+
+    events: list[str] = []
+
+    def recording(name, original):
+        @functools.wraps(original)
+        def wrapper(*inner, **named):
+            events.append(name)
+            return original(*inner, **named)
+
+        return wrapper
+
+    patches = [
+        (torch.optim.Optimizer, "zero_grad", "zero_grad"),
+        (nn.Module, "zero_grad", "zero_grad"),
+        (torch.autograd, "backward", "backward"),
+        (lr_scheduler.LRScheduler, "step", "scheduler"),
+        *((owner, name, "clip") for owner in (utils, clip_grad)
+          for name in ("clip_grad_norm_", "clip_grad_value_")),
+    ]  # fmt: skip
+    saved = [(owner, name, vars(owner)[name]) for owner, name, _ in patches]
+    hook = optimizers.register_optimizer_step_pre_hook(lambda *_: events.append("step"))
+    try:
+        for owner, name, event in patches:
+            setattr(owner, name, recording(event, getattr(owner, name)))
+        result = function(*args, **kwargs)
+    finally:
+        hook.remove()
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+    return _detached(result), events
