@@ -1,4 +1,4 @@
-"""El aula en Kubernetes (``deploy/``), comprobada sin clúster: los valores contra el
+"""El aula en Kubernetes (``deploy/aula/``), comprobada sin clúster: los valores contra el
 esquema del chart de Zero to JupyterHub y lo que el curso pide de ellos y de las imágenes.
 
 Helm valida los valores ya mezclados con los del chart; aquí se valida solo el archivo,
@@ -16,7 +16,7 @@ import yaml
 from course.aula import hubconfig
 from course.labs import REPO
 
-DEPLOY = REPO / "deploy"
+DEPLOY = REPO / "deploy" / "aula"
 
 
 def without_required(node):
