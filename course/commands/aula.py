@@ -13,7 +13,7 @@ from pathlib import Path
 
 from course.aula.state import DEFAULT_ROOT
 
-HELP = "servidor de la clase con JupyterHub: preparar, alumnos, abrir, iniciar, parar, estado"
+HELP = "el servidor de la clase con JupyterHub"
 
 
 def add_arguments(parser) -> None:
