@@ -1,0 +1,214 @@
+"""La clase calificada por un Slurm de verdad de un solo nodo (``deploy/slurm/``).
+
+Doce entregas del laboratorio 1 (la solución, el cuaderno en blanco y una rota) se
+califican primero directamente (``grade``) y después como array de 4 tareas con
+``fragmento.sbatch``; una tarea se cancela (``scancel``) a mitad, la unión (``afterany``)
+sale con 3 y la lista; se repite esa tarea y la unión, que sale con 1 (la entrega rota), y
+las notas son las mismas que las de la calificación directa.
+
+Necesita root y ``apt-get install slurm-wlm munge``; los demonios (munged, slurmctld,
+slurmd) se arrancan aquí con su configuración en una carpeta temporal y puertos propios.
+Donde Slurm no puede arrancar, la prueba se omite con una línea en español (también con
+``CI=true``: ``.ci/run`` aún no instala Slurm).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import classroom
+import pytest
+
+from course import labs
+from course.commands import export, grade
+from course.grading import results, scratch
+
+LAB = labs.get("01_atencion")
+SLURM = labs.REPO / "deploy" / "slurm"
+BROKEN = "est05"
+DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
+CONF = """ClusterName=prueba
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={here}/munge/munge.sock
+CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
+SlurmctldPort=26817
+SlurmdPort=26818
+SrunPortRange=61001-61100
+StateSaveLocation={here}/state
+SlurmdSpoolDir={here}/spool
+SlurmctldPidFile={here}/slurmctld.pid
+SlurmdPidFile={here}/slurmd.pid
+SlurmctldLogFile={here}/slurmctld.log
+SlurmdLogFile={here}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/backfill
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MinJobAge=3600
+ReturnToService=2
+MpiDefault=none
+NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=20000 State=UNKNOWN
+PartitionName=prueba Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+"""
+# `python -m course …` con el curso de la prueba en argv[1] (el paquete es el de siempre).
+CLI = """import functools, sys
+from pathlib import Path
+from course import cli
+from course.commands import grade
+grade.run = functools.partial(grade.run, root=Path(sys.argv[1]))
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def _skip(reason: str):
+    pytest.skip(f"Slurm no puede arrancar aquí ({reason}): apt-get install slurm-wlm munge")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Un Slurm de un nodo; devuelve el entorno para sbatch y las demás órdenes."""
+    if os.geteuid() != 0:
+        _skip("hace falta root")
+    missing = [d for d in DAEMONS if not Path(d).exists()] + [
+        name for name in ("sbatch", "squeue", "scontrol", "scancel") if not shutil.which(name)
+    ]
+    if missing:
+        _skip("falta " + ", ".join(missing))
+    here = Path(tempfile.mkdtemp(prefix="course-slurm-"))  # munged (no root) la atraviesa
+    here.chmod(0o711)
+    for folder in ("munge", "state", "spool"):
+        (here / folder).mkdir()
+    shutil.chown(here / "munge", "munge", "munge")
+    (here / "slurm.conf").write_text(CONF.format(here=here, cpus=os.cpu_count()))
+    env = {**os.environ, "SLURM_CONF": str(here / "slurm.conf")}
+    munge = here / "munge"
+    started = [
+        ["runuser", "-u", "munge", "--", DAEMONS[0], f"--socket={munge}/munge.sock",
+         f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+         f"--seed-file={munge}/munge.seed"],
+        [DAEMONS[1], "-f", env["SLURM_CONF"]],
+        [DAEMONS[2], "-f", env["SLURM_CONF"]],
+    ]  # fmt: skip
+    pids = [munge / "munged.pid", here / "slurmctld.pid", here / "slurmd.pid"]
+    try:
+        for name, command in zip(("munged", "slurmctld", "slurmd"), started, strict=True):
+            if subprocess.run(command, env=env, capture_output=True).returncode:
+                _skip(f"no arranca {name}")
+        deadline = time.monotonic() + 60
+        while "idle" not in _out(["sinfo", "-h", "-o", "%T"], env):
+            if time.monotonic() > deadline:
+                _skip("el nodo no queda libre en 60 s")
+            time.sleep(1)
+        yield env
+    finally:
+        for pid in reversed(pids):
+            if pid.exists():
+                subprocess.run(["kill", pid.read_text().strip()], check=False)
+        time.sleep(1)
+        shutil.rmtree(here, ignore_errors=True)
+
+
+def _out(command: list[str], env: dict) -> str:
+    return subprocess.run(command, env=env, capture_output=True, text=True).stdout
+
+
+def _make_class(root: Path) -> None:
+    for number in range(12):
+        student = f"est{number:02d}"
+        notebook = classroom.submission(root, student, LAB)
+        text = (LAB.source if number % 2 == 0 else LAB.release).read_text()
+        notebook.write_text('{"cells": [' if student == BROKEN else text)
+
+
+def _course_env(root: Path, env: dict) -> dict:
+    """VENV con un «python» que corre ``python -m course`` sobre el curso ``root``."""
+    shim = root / "venv" / "bin"
+    shim.mkdir(parents=True)
+    (root / "cli.py").write_text(CLI)
+    (shim / "python").write_text(
+        f'#!/bin/bash\nshift 2\nexec {sys.executable} {root / "cli.py"} {root} "$@"\n'
+    )
+    (shim / "python").chmod(0o755)
+    (root / "tmp").mkdir()
+    return {
+        **env, "VENV": str(root / "venv"), "FRAGMENTOS": "4", "TMPDIR": str(root / "tmp"),
+        "PATH": f"{Path(sys.executable).parent}:{env['PATH']}",
+    }  # fmt: skip
+
+
+def _sbatch(env: dict, root: Path, *args: str) -> str:
+    small = ["--cpus-per-task=1", f"--chdir={root}", "--export=ALL"]
+    command = ["sbatch", "--parsable", *small, *args]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def _job(job: str, env: dict) -> dict[str, str]:
+    text = _out(["scontrol", "show", "job", job], env)
+    return dict(re.findall(r"(\w+)=(\S+)", text))
+
+
+def _wait(job: str, env: dict, timeout: float = 900) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    while True:
+        info = _job(job, env)
+        if info.get("JobState") in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"):
+            return info
+        assert time.monotonic() < deadline, f"el trabajo {job} no terminó: {info}"
+        time.sleep(1)
+
+
+def _scores(root: Path) -> dict:
+    book = {(r["student_id"], r["assignment"]): r["score"] for r in export.rows(root)}
+    cells = {
+        (r.student, r.lab): (r.error != "", [(c.grade_id, c.points) for c in r.cells])
+        for r in results.read_all(root / "autograded")
+    }
+    return {"gradebook": book, "cells": cells}
+
+
+@pytest.mark.slow
+def test_a_job_array_with_a_cancelled_task_grades_like_a_direct_run(cluster, tmp_path):
+    direct, array = tmp_path / "directa", tmp_path / "array"
+    for root in (direct, array):
+        _make_class(root)
+    assert grade.run(root=direct, jobs=2, progress=False) == 1  # est05: cuaderno roto
+
+    env = _course_env(array, cluster)
+    (array / "logs").mkdir()
+    tasks = _sbatch(env, array, "--array=1-4", str(SLURM / "fragmento.sbatch"))
+    merge = _sbatch(env, array, f"--dependency=afterany:{tasks}", str(SLURM / "unir.sbatch"))
+    deadline = time.monotonic() + 300
+    while _job(f"{tasks}_2", env).get("JobState") != "RUNNING":
+        assert time.monotonic() < deadline, "la tarea 2 no empezó"
+        time.sleep(0.5)
+    time.sleep(2)
+    subprocess.run(["scancel", f"{tasks}_2"], env=env, check=True)
+    first = _wait(merge, env)
+    log = (array / "logs" / f"calificar-{merge}-union.out").read_text()
+    assert first["ExitCode"] == "3:0", log
+    assert "faltan" in log
+    assert list((array / "tmp").glob(f"{scratch.PREFIX}*")) == []  # scancel no dejó nada
+
+    again = _sbatch(env, array, "--array=2", str(SLURM / "fragmento.sbatch"))
+    merge = _sbatch(env, array, f"--dependency=afterany:{again}", str(SLURM / "unir.sbatch"))
+    second = _wait(merge, env)
+    log = (array / "logs" / f"calificar-{merge}-union.out").read_text()
+    assert second["ExitCode"] == "1:0", log
+    assert f"✘ {BROKEN} · {LAB.id}" in log and "faltan" not in log
+    for number in range(1, 5):  # una entrega rota no hace fallar su tarea
+        assert _job(f"{tasks}_{number}", env)["JobState"] in ("COMPLETED", "CANCELLED")
+    assert _scores(array) == _scores(direct)
+    assert list((array / "tmp").iterdir()) == []
