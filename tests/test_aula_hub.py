@@ -20,6 +20,7 @@ import pytest
 from hub_class import LAB, RESTARTED, hub_class
 
 from course import labs
+from course.aula import envs
 
 pytestmark = pytest.mark.slow
 
@@ -193,12 +194,14 @@ def secret_lines(notebook: Path) -> list[str]:
     return lines
 
 
-def third_party(hub, lines: list[str]) -> set[str]:
-    """Las ``lines`` que también están en los paquetes de terceros (``if mask is not None:``
-    está en matplotlib): no son del curso."""
+def shared(lines: list[str], folder: Path) -> set[str]:
+    """Las ``lines`` que también están en ``folder``: en los paquetes de terceros
+    (``if mask is not None:`` está en matplotlib) o en el paquete que el estudiante tiene
+    a propósito (``from course import mistakes``, los mensajes de ``checks``). Que ese
+    paquete no trae la referencia lo comprueban el ``import`` de abajo y ``test_aula.py``."""
     patterns = "".join(f"{line}\n" for line in lines)
     found = subprocess.run(
-        ["grep", "-rhoF", "-f", "/dev/stdin", str(hub.aula.base / "lib")],
+        ["grep", "-rhoF", "-f", "/dev/stdin", str(folder)],
         input=patterns, capture_output=True, text=True,
     )  # fmt: skip
     return set(found.stdout.splitlines())
@@ -217,7 +220,8 @@ def test_student_reads_no_answer_and_no_classmate_work(hub, submitted):
     source = labs.REPO / "source" / LAB / f"{LAB}.ipynb"
     release = (labs.REPO / "release" / LAB / f"{LAB}.ipynb").read_text()
     secrets = [line for line in secret_lines(source) if line not in release]
-    generic = third_party(hub, secrets)
+    package = envs.site_packages(hub.aula.student_env) / "course"
+    generic = shared(secrets, hub.aula.base / "lib") | shared(secrets, package)
     secrets = [line for line in secrets if line not in generic] + [mark]
     assert len(secrets) > 20
     roots = ["/home", "/srv", str(hub.aula.root)]
