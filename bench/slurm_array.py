@@ -10,8 +10,8 @@ blanco. Mide ``grade --jobs <CPU>`` y, en otra copia, el array (``fragmento.sbat
 1 CPU por tarea) más la unión (``afterany``), desde ``sbatch`` hasta que termina la unión.
 """
 
-import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import test_slurm as ts  # noqa: E402
 
 from course import labs  # noqa: E402
+from course.argparse_es import ArgumentParser  # noqa: E402
 
 LAB = labs.get("01_atencion")
 
@@ -51,20 +52,22 @@ def array(root: Path, env: dict, shards: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--entregas", type=int, default=30)
-    parser.add_argument("--fragmentos", type=int, default=2)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entregas", type=int, default=30, help="entregas del lab. 1 (30)")
+    parser.add_argument("--fragmentos", type=int, default=2, help="tareas del array (2)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="banco-slurm-"))
-    times = {}
-    for name in ("directa", "array"):
-        root = base / name
-        make_class(root, args.entregas)
-        env = ts._course_env(root, dict(os.environ))
-        env["FRAGMENTOS"] = str(args.fragmentos)
-        (root / "logs").mkdir()
-        times[name] = direct(root, env) if name == "directa" else array(root, env, args.fragmentos)
-        print(f"{name}: {times[name]:.1f} s", flush=True)
+    try:
+        for name in ("directa", "array"):
+            root = base / name
+            make_class(root, args.entregas)
+            env = ts._course_env(root, dict(os.environ))
+            env["FRAGMENTOS"] = str(args.fragmentos)
+            (root / "logs").mkdir()
+            run = direct(root, env) if name == "directa" else array(root, env, args.fragmentos)
+            print(f"{name}: {run:.1f} s", flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     print(f"{args.entregas} entregas, {os.cpu_count()} CPU, {args.fragmentos} tareas de 1 CPU")
 
 
