@@ -7,6 +7,9 @@ Formgrader) la montan igual: una copia del curso y una entrega por estudiante en
 
 import json
 import shutil
+import sqlite3
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,37 @@ def nbgrader_course(root: Path, lab: labs.Lab) -> Path:
     shutil.copyfile(prepared / "gradebook.db", root / "gradebook.db")
     shutil.copyfile(labs.REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     return root
+
+
+# `python -m course grade ...` tal cual (argparse incluido), con el curso en otra carpeta:
+# `[sys.executable, "-c", GRADE_CLI, str(root), "grade", ...]`.
+GRADE_CLI = (
+    "import functools, sys; from pathlib import Path; from course import cli;"
+    " from course.commands import grade;"
+    " grade.run = functools.partial(grade.run, root=Path(sys.argv[1]));"
+    " sys.exit(cli.main(sys.argv[2:]))"
+)
+
+
+def collect(lab: labs.Lab, exchange: Path, course: Path, *options: str):
+    """``nbgrader collect`` con la configuración del curso (``nbgrader_config.py``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", "collect", lab.id, f"--Exchange.root={exchange}",
+         f"--CourseDirectory.root={course}",
+         f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}", *options],
+        capture_output=True, text=True, timeout=300, cwd=labs.REPO,
+    )  # fmt: skip
+
+
+def submission_id(root: Path, student: str) -> str:
+    """El id de Formgrader del cuaderno entregado por ``student`` (uno por curso)."""
+    with sqlite3.connect(root / "gradebook.db") as db:
+        return db.execute(
+            "select submitted_notebook.id from submitted_notebook"
+            " join submitted_assignment on submitted_notebook.assignment_id ="
+            " submitted_assignment.id where submitted_assignment.student_id = ?",
+            (student,),
+        ).fetchone()[0]
 
 
 def submission(root: Path, student: str, lab: labs.Lab) -> Path:

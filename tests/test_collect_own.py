@@ -14,10 +14,9 @@ carpeta pide ser root. Lo que recoge root queda del dueño de la carpeta del cur
 
 import os
 import pwd
-import subprocess
-import sys
 from pathlib import Path
 
+import classroom
 import pytest
 
 from course import labs
@@ -43,16 +42,6 @@ def _submit(exchange: Path, claimed: str, owner: str, hour: int, text: str) -> s
     return name
 
 
-def _collect(exchange: Path, course: Path, *options: str) -> subprocess.CompletedProcess:
-    """``nbgrader collect`` con la configuración del curso (``nbgrader_config.py``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "nbgrader", "collect", LAB.id, f"--Exchange.root={exchange}",
-         f"--CourseDirectory.root={course}",
-         f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}", *options],
-        capture_output=True, text=True, timeout=300, cwd=labs.REPO,
-    )  # fmt: skip
-
-
 def _collected(course: Path, student: str) -> str:
     return (course / "submitted" / student / LAB.id / f"{LAB.id}.ipynb").read_text()
 
@@ -71,7 +60,7 @@ def test_a_forged_newer_folder_neither_hides_nor_deletes_the_real_submission(tmp
     _submit(exchange, ANA, ANA, 10, "de ana")
     forged = _submit(exchange, BETO, ANA, 11, "de ana, con el nombre de beto")
 
-    done = _collect(exchange, course)
+    done = classroom.collect(LAB, exchange, course)
     assert done.returncode == 0, done.stderr
     assert _collected(course, BETO) == "segunda de beto"
     assert _collected(course, ANA) == "de ana"
@@ -82,7 +71,7 @@ def test_a_forged_newer_folder_neither_hides_nor_deletes_the_real_submission(tmp
 
     # Más tarde ana falsifica otra, aún más nueva: recoger con --update no borra la de beto.
     later = _submit(exchange, BETO, ANA, 12, "otra de ana")
-    done = _collect(exchange, course, "--update")
+    done = classroom.collect(LAB, exchange, course, "--update")
     assert done.returncode == 0, done.stderr
     assert _collected(course, BETO) == "segunda de beto"
     assert f"Se rechaza la entrega «{later}»" in done.stderr

@@ -24,8 +24,6 @@ import io
 import os
 import pwd
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -336,16 +334,6 @@ def _inbound(exchange: Path, name: str, notebook: str | None = None) -> Path:
     return folder
 
 
-def _collect(exchange: Path, course: Path, *options: str) -> subprocess.CompletedProcess:
-    """``nbgrader collect`` con la configuración del curso (``nbgrader_config.py``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "nbgrader", "collect", LAB.id, f"--Exchange.root={exchange}",
-         f"--CourseDirectory.root={course}",
-         f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}", *options],
-        capture_output=True, text=True, timeout=300, cwd=labs.REPO,
-    )  # fmt: skip
-
-
 @pytest.mark.slow
 def test_collect_copies_no_link_special_file_or_bad_timestamp(tmp_path):
     exchange, course = tmp_path / "intercambio", tmp_path / "curso"
@@ -364,7 +352,7 @@ def test_collect_copies_no_link_special_file_or_bad_timestamp(tmp_path):
     beto = _inbound(exchange, f"beto+{LAB.id}+{STAMP}", blank)
     (beto / "timestamp.txt").write_text("cuando quise")
     _inbound(exchange, f"carla+{LAB.id}+no es una hora", blank)
-    done = _collect(exchange, course, "--ExchangeCollect.check_owner=False")
+    done = classroom.collect(LAB, exchange, course, "--ExchangeCollect.check_owner=False")
     assert done.returncode == 0, done.stderr
     submitted = course / "submitted"
     assert (submitted / "dani" / LAB.id / f"{LAB.id}.ipynb").read_text() == blank
@@ -391,7 +379,7 @@ def test_collect_refuses_a_folder_that_claims_someone_else(tmp_path):
     me = pwd.getpwuid(os.getuid()).pw_name
     _inbound(exchange, f"{me}+{LAB.id}+{STAMP}", LAB.release.read_text())
     _inbound(exchange, f"ana+{LAB.id}+{STAMP}", "{}")  # de mallory (de este usuario)
-    done = _collect(exchange, course)
+    done = classroom.collect(LAB, exchange, course)
     assert done.returncode == 0, done.stderr
     assert (course / "submitted" / me / LAB.id / f"{LAB.id}.ipynb").exists()
     assert not (course / "submitted" / "ana" / LAB.id).exists()

@@ -303,16 +303,6 @@ def _offline_page(browser, allowed: str):
     return page, seen
 
 
-def _submission_id(root: Path, student: str) -> str:
-    with sqlite3.connect(root / "gradebook.db") as db:
-        return db.execute(
-            "select submitted_notebook.id from submitted_notebook"
-            " join submitted_assignment on submitted_notebook.assignment_id ="
-            " submitted_assignment.id where submitted_assignment.student_id = ?",
-            (student,),
-        ).fetchone()[0]
-
-
 @pytest.mark.slow
 @pytest.mark.browser
 def test_hostile_submission_runs_nothing_in_formgrader(graded_course, formgrader, browser):
@@ -322,7 +312,7 @@ def test_hostile_submission_runs_nothing_in_formgrader(graded_course, formgrader
     before = _grades(graded_course)
     page, seen = _offline_page(browser, base)
     page.goto(f"{base}/api/status?token={token}")  # la cookie de sesión, como tras entrar
-    url = f"{base}/formgrader/submissions/{_submission_id(graded_course, 'mallory')}/"
+    url = f"{base}/formgrader/submissions/{classroom.submission_id(graded_course, 'mallory')}/"
     response = page.goto(url)
     policy = response.headers["content-security-policy"]
     assert "'nonce-" in policy and "'unsafe-inline'" not in policy.split("style-src")[0]

@@ -18,12 +18,6 @@ from course import labs
 from course.grading import results, scratch
 
 LAB = labs.get("01_atencion")
-CLI = (
-    "import functools, sys; from pathlib import Path; from course import cli;"
-    " from course.commands import grade;"
-    " grade.run = functools.partial(grade.run, root=Path(sys.argv[1]));"
-    " sys.exit(cli.main(sys.argv[2:]))"
-)
 
 
 @pytest.fixture
@@ -38,7 +32,7 @@ def course_root(tmp_path) -> Path:
 
 def _grade(root: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "TMPDIR": str(root / "tmp"), "JUPYTER_RUNTIME_DIR": str(root / "rt")}
-    command = [sys.executable, "-c", CLI, str(root), "grade", "--jobs", "2", *args]
+    command = [sys.executable, "-c", classroom.GRADE_CLI, str(root), "grade", "--jobs", "2", *args]
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         start_new_session=True,

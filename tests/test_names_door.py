@@ -188,16 +188,6 @@ def formgrader(old_gradebook):
         yield base, token
 
 
-def _submission_id(root: Path, student: str) -> str:
-    with sqlite3.connect(root / "gradebook.db") as db:
-        return db.execute(
-            "select submitted_notebook.id from submitted_notebook"
-            " join submitted_assignment on submitted_notebook.assignment_id ="
-            " submitted_assignment.id where submitted_assignment.student_id = ?",
-            (student,),
-        ).fetchone()[0]
-
-
 @pytest.mark.slow
 @pytest.mark.browser
 def test_a_hostile_id_already_in_the_gradebook_renders_inert(old_gradebook, formgrader):
@@ -207,7 +197,7 @@ def test_a_hostile_id_already_in_the_gradebook_renders_inert(old_gradebook, form
         f"{base}/formgrader/manage_students/{hostile}": "li.active",
         f"{base}/formgrader/manage_students/{hostile}/{LAB.id}": "li.active",
         f"{base}/formgrader/manage_students": "td.id",
-        f"{base}/formgrader/submissions/{_submission_id(old_gradebook, '102')}/": ".nbgrader_cell",
+        f"{base}/formgrader/submissions/{classroom.submission_id(old_gradebook, '102')}/": ".nbgrader_cell",
     }
     with live_server.chromium() as browser:
         page = browser.new_page()

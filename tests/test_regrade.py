@@ -19,6 +19,7 @@ import time
 import warnings
 from pathlib import Path
 
+import classroom
 import nbformat
 import pytest
 import tampering as t
@@ -28,13 +29,6 @@ from course.commands import grade
 from course.grading import batch, results
 
 LAB = labs.get("01_atencion")
-# `python -m course grade ...` tal cual (argparse incluido), con el curso en otra carpeta.
-CLI = (
-    "import functools, sys; from pathlib import Path; from course import cli;"
-    " from course.commands import grade;"
-    " grade.run = functools.partial(grade.run, root=Path(sys.argv[1]));"
-    " sys.exit(cli.main(sys.argv[2:]))"
-)
 # La unión en gradebook.db, con un SIGKILL a sí mismo en la consulta número argv[2].
 MERGE_THEN_DIE = """
 import os, signal, sys
@@ -87,7 +81,7 @@ def _environment(root: Path) -> dict[str, str]:
 
 
 def cli_grade(root: Path, *args: str) -> list[str]:
-    return [sys.executable, "-c", CLI, str(root), "grade", *args]
+    return [sys.executable, "-c", classroom.GRADE_CLI, str(root), "grade", *args]
 
 
 def tree_state(folder: Path) -> dict[str, tuple[int, str]]:
