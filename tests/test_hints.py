@@ -96,7 +96,7 @@ CASES = [
     (lambda: torch.ones(2).view("a"), ["`view`", "tipos"]),
     (lambda: torch.full(2, 1.0), ["`size`", "`full`", "tuple of ints", "int"]),
     (lambda: [1, 2, 3][torch.tensor([0, 1])], [".item()"]),
-    (lambda: 3[0], ["int", "type(...)"]),
+    (lambda: len([])[0], ["int", "type(...)"]),
     (lambda: None + torch.ones(2), ["None", "type(...)"]),
     (lambda: _unpack((1, 2, 3)), ["a, b", "B, T, D"]),
     (lambda: math.log(0.0), ["math.log", "dominio"]),
