@@ -8,7 +8,10 @@ import json
 import os
 import re
 import stat
+import sys
+from collections import namedtuple
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from traitlets.config import Config
@@ -142,6 +145,25 @@ def test_copied_env_shares_packages_and_owns_scripts_and_config(tmp_path):
     assert script.read_text().startswith(f"#!{copy}/bin/python3\n")
     assert (base / "bin" / "jupyter").read_text().startswith(f"#!{base}/bin/python3\n")
     assert os.access(script, os.X_OK)
+
+
+VersionInfo = namedtuple("VersionInfo", "major minor micro releaselevel serial")
+
+
+@pytest.mark.parametrize("micro_offset", [0, 1])
+def test_base_copies_packages_only_from_the_same_exact_python(tmp_path, monkeypatch, micro_offset):
+    """Solo se copian los paquetes del entorno que ejecuta ``aula`` si su Python es el del
+    sistema hasta la última cifra: soupsieve 4.1.3 (Python ≥ 3.11.5), copiado de 3.11.7
+    a un entorno de 3.11.2, rompía la página de calificar de Formgrader."""
+    system = sys.version_info
+    running = VersionInfo(system.major, system.minor, system.micro + micro_offset, *system[3:])
+    venv = tmp_path / "venv"
+    monkeypatch.setattr(
+        envs, "sys", SimpleNamespace(prefix=str(venv), base_prefix="/usr", version_info=running)
+    )
+    monkeypatch.setattr(envs, "SYSTEM_PYTHON", Path(sys.executable))  # hace de Python del sistema
+    envs.site_packages(venv).mkdir(parents=True)
+    assert envs._reusable(venv) is (micro_offset == 0)
 
 
 def installed(tmp_path, through: str | None) -> set[str]:

@@ -4,8 +4,9 @@ Se hacen con el Python del sistema (``/usr/bin/python3``): un entorno hecho con 
 instalado dentro de ``/root`` (pyenv) no lo puede ejecutar otro usuario.
 
 - ``base``: ``requirements.txt`` sin la línea ``-e .``: los paquetes del entorno que
-  ejecuta ``aula`` (copiados) o, si no se puede, pip. Nadie lo ejecuta; se rehace solo si
-  cambia ``requirements.txt``.
+  ejecuta ``aula`` (copiados, si es de la misma versión exacta de Python) o, si no, pip.
+  Nadie lo ejecuta; se rehace solo si cambia ``requirements.txt`` o el origen de sus
+  paquetes.
 - ``estudiantes`` y ``profesor``: copias de ``base`` con ``lib/`` en enlaces duros (no
   ocupan otra vez lo que pesa PyTorch) y lo demás copiado, con sus guiones apuntando a
   su propia carpeta. Cada uno tiene su ``etc/jupyter`` (configuración de nbgrader y de
@@ -71,20 +72,23 @@ def requirements() -> str:
 
 
 def build_base(aula: Aula, log) -> bool:
-    """Crea ``base`` si falta o si cambió ``requirements.txt``; ¿lo creó?
+    """Crea ``base`` si falta, si cambió ``requirements.txt`` o si cambia de dónde salen sus
+    paquetes; ¿lo creó?
 
-    Si este Python es un entorno virtual con la misma versión que el del sistema (el de
-    ``pip install -r requirements.txt``), se copian sus paquetes, menos el curso, en unos
-    segundos; si no, se instalan con pip (alrededor de un minuto).
+    Si este Python es un entorno virtual de la misma versión exacta que el del sistema (el
+    de ``pip install -r requirements.txt``), se copian sus paquetes, menos el curso, en
+    unos segundos; si no, se instalan con pip (alrededor de un minuto).
     """
-    wanted = requirements()
-    stamp = aula.base / "requisitos.txt"
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted:
-        return False
     if not SYSTEM_PYTHON.exists():
         raise CourseError(f"No está {SYSTEM_PYTHON}: instala python3 y python3-venv del sistema.")
+    wanted = requirements()
+    reuse = _reusable(Path(sys.prefix))
+    origin = f"# paquetes copiados de {sys.prefix}\n" if reuse else "# paquetes de pip\n"
+    stamp = aula.base / "requisitos.txt"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted + origin:
+        return False
     shutil.rmtree(aula.base, ignore_errors=True)
-    if _reusable(Path(sys.prefix)):
+    if reuse:
         log(f"Creo el entorno base en {aula.base} con los paquetes de {sys.prefix}…")
         system.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(aula.base)])
         _copy_packages(Path(sys.prefix), aula.base)
@@ -97,19 +101,22 @@ def build_base(aula: Aula, log) -> bool:
             pip = [str(aula.base / "bin" / "python"), "-m", "pip", "install", "-q"]
             system.run([*pip, "-r", listed.name])
     system.run([str(aula.base / "bin" / "python"), "-c", "import jupyterhub, nbgrader, jupyterlab"])
-    stamp.write_text(wanted, encoding="utf-8")
+    stamp.write_text(wanted + origin, encoding="utf-8")
     return True
 
 
 def _reusable(prefix: Path) -> bool:
-    """¿Es ``prefix`` un entorno virtual de la misma versión que el Python del sistema?"""
+    """¿Es ``prefix`` un entorno virtual del mismo Python que el del sistema, hasta la última
+    cifra de la versión? Un paquete puede pedir una versión menor concreta (soupsieve 4.1.3
+    pide Python ≥ 3.11.5 y con 3.11.2 falla al dibujar la página de calificar) y copiarlo
+    no lo comprueba; pip sí."""
     if sys.prefix == sys.base_prefix:
         return False
     version = subprocess.run(
-        [str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+        [str(SYSTEM_PYTHON), "-c", "import sys; print(tuple(sys.version_info))"],
         capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    return version == str(tuple(sys.version_info[:2])) and site_packages(prefix).is_dir()
+    return version == str(tuple(sys.version_info)) and site_packages(prefix).is_dir()
 
 
 def _copy_packages(source: Path, target: Path) -> None:
