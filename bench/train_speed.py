@@ -48,7 +48,7 @@ from course.translation.config import PRESETS, TrainConfig
 from course.translation.data import PAD_IDX
 from course.translation.data.batching import collate
 from course.translation.threads import busy_cores, training_threads
-from course.translation.train import autocast
+from course.translation.train import attention_backends, autocast
 
 
 def random_batches(lengths: list[int], batch_size: int, seed: int) -> list[list[int]]:
@@ -67,7 +67,7 @@ def measure(model, batches, device, use_autocast: bool, seconds: float, warmup: 
     while True:
         batch = batches[i % len(batches)].to(device)
         i += 1
-        with ctx:
+        with ctx, attention_backends(device):  # como en train: en CUDA, sin cuDNN
             train_step(model, batch, optimizer, None, PAD_IDX, 0.1, 1.0)  # .item() sincroniza
         if i == warmup:
             start = time.perf_counter()
