@@ -6,15 +6,17 @@ califican primero directamente (``grade``) y después como array de 4 tareas con
 sale con 3 y la lista; se repite esa tarea y la unión, que sale con 1 (la entrega rota), y
 las notas son las mismas que las de la calificación directa.
 
-Necesita root y ``apt-get install slurm-wlm munge``; los demonios (munged, slurmctld,
-slurmd) se arrancan aquí con su configuración en una carpeta temporal y puertos propios.
-Donde Slurm no puede arrancar, la prueba se omite con una línea en español (también con
-``CI=true``: ``.ci/run`` aún no instala Slurm).
+Necesita root y ``apt-get install slurm-wlm munge`` (``.ci/run`` los instala); los
+demonios (munged con su propia llave, slurmctld, slurmd) se arrancan aquí con su
+configuración en una carpeta temporal y puertos propios, y se paran al final aunque la
+prueba falle; los que dejó una ejecución muerta se paran antes de empezar. Donde Slurm no
+puede arrancar, la prueba se omite con una línea en español; con ``CI=true``, falla.
 """
 
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,7 @@ from course.grading import results, scratch
 LAB = labs.get("01_atencion")
 SLURM = labs.REPO / "deploy" / "slurm"
 BROKEN = "est05"
+HERE = "course-slurm-"  # + el pid de pytest
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 CONF = """ClusterName=prueba
 SlurmctldHost=localhost(127.0.0.1)
@@ -72,7 +75,10 @@ sys.exit(cli.main(sys.argv[2:]))
 
 
 def _skip(reason: str):
-    pytest.skip(f"Slurm no puede arrancar aquí ({reason}): apt-get install slurm-wlm munge")
+    line = f"Slurm no puede arrancar aquí ({reason}): apt-get install slurm-wlm munge"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI necesita Slurm. {line}", pytrace=False)
+    pytest.skip(line)
 
 
 @pytest.fixture(scope="module")
@@ -81,30 +87,36 @@ def cluster():
     if os.geteuid() != 0:
         _skip("hace falta root")
     missing = [d for d in DAEMONS if not Path(d).exists()] + [
-        name for name in ("sbatch", "squeue", "scontrol", "scancel") if not shutil.which(name)
-    ]
+        name for name in ("mungekey", "sbatch", "squeue", "scontrol", "scancel")
+        if not shutil.which(name)
+    ]  # fmt: skip
     if missing:
         _skip("falta " + ", ".join(missing))
-    here = Path(tempfile.mkdtemp(prefix="course-slurm-"))  # munged (no root) la atraviesa
+    base = Path(tempfile.gettempdir())
+    for left in base.glob(f"{HERE}*"):
+        if not Path(f"/proc/{left.name.removeprefix(HERE).split('-')[0]}").exists():
+            _stop(left, {})  # de una ejecución que murió sin parar sus demonios
+    here = Path(tempfile.mkdtemp(prefix=f"{HERE}{os.getpid()}-"))  # munged (no root) la atraviesa
     here.chmod(0o711)
     for folder in ("munge", "state", "spool"):
         (here / folder).mkdir()
-    shutil.chown(here / "munge", "munge", "munge")
+    munge = here / "munge"
     (here / "slurm.conf").write_text(CONF.format(here=here, cpus=os.cpu_count()))
     env = {**os.environ, "SLURM_CONF": str(here / "slurm.conf")}
-    munge = here / "munge"
     started = [
+        ["mungekey", "--create", f"--keyfile={munge}/munge.key"],
+        ["chown", "-R", "munge:munge", str(munge)],
         ["runuser", "-u", "munge", "--", DAEMONS[0], f"--socket={munge}/munge.sock",
-         f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
-         f"--seed-file={munge}/munge.seed"],
+         f"--key-file={munge}/munge.key", f"--pid-file={munge}/munged.pid",
+         f"--log-file={munge}/munged.log", f"--seed-file={munge}/munge.seed"],
         [DAEMONS[1], "-f", env["SLURM_CONF"]],
         [DAEMONS[2], "-f", env["SLURM_CONF"]],
     ]  # fmt: skip
-    pids = [munge / "munged.pid", here / "slurmctld.pid", here / "slurmd.pid"]
     try:
-        for name, command in zip(("munged", "slurmctld", "slurmd"), started, strict=True):
-            if subprocess.run(command, env=env, capture_output=True).returncode:
-                _skip(f"no arranca {name}")
+        for command in started:
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode:
+                _skip(f"falla «{Path(command[0]).name}»: {done.stderr.strip()[-300:]}")
         deadline = time.monotonic() + 60
         while "idle" not in _out(["sinfo", "-h", "-o", "%T"], env):
             if time.monotonic() > deadline:
@@ -112,11 +124,34 @@ def cluster():
             time.sleep(1)
         yield env
     finally:
-        for pid in reversed(pids):
-            if pid.exists():
-                subprocess.run(["kill", pid.read_text().strip()], check=False)
-        time.sleep(1)
-        shutil.rmtree(here, ignore_errors=True)
+        _stop(here, env)
+
+
+def _stop(here: Path, env: dict) -> None:
+    """Cancela los trabajos que queden, para los demonios de ``here`` y la borra."""
+    if env:
+        subprocess.run(["scancel", "--partition=prueba"], env=env, capture_output=True)
+        deadline = time.monotonic() + 30
+        while _out(["squeue", "-h"], env).strip() and time.monotonic() < deadline:
+            time.sleep(1)
+    for pid_file in (here / "slurmd.pid", here / "slurmctld.pid", here / "munge" / "munged.pid"):
+        pid = pid_file.read_text().strip() if pid_file.exists() else ""
+        try:  # solo si es de verdad un demonio de esta carpeta
+            if pid.isdigit() and str(here) in Path(f"/proc/{pid}/cmdline").read_text():
+                os.kill(int(pid), signal.SIGTERM)
+                _wait_gone(int(pid))
+        except OSError:
+            pass
+    shutil.rmtree(here, ignore_errors=True)
+
+
+def _wait_gone(pid: int) -> None:
+    """Espera a que ``pid`` salga; a los 10 s, SIGKILL (y a los 15, sigue: un zombi)."""
+    start = time.monotonic()
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < start + 15:
+        if time.monotonic() > start + 10:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
 
 
 def _out(command: list[str], env: dict) -> str:
