@@ -11,8 +11,10 @@ import ast
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 from jupyter_core.utils import run_sync
 
 from course import labs
-from course.grading import batch, pool, sandbox, staging, zygote
+from course.grading import batch, pool, sandbox, scratch, staging, zygote
 
 pytestmark = [
     pytest.mark.slow,
@@ -266,3 +268,23 @@ def test_a_virtual_environment_under_tmp_stays_visible_in_the_kernel(cell, monke
     request = command[command.index(str(cell.socket)) + 1]  # después van los cgroups, si hay
     mounts = json.loads(request)["mounts"]
     assert [str(venv), str(venv), False] in mounts
+
+
+def test_with_tmpdir_outside_tmp_kernels_still_come_from_the_zygote_and_see_no_copy(monkeypatch):
+    # En un nodo de Slurm, $TMPDIR suele ser un disco local fuera de /tmp.
+    base = Path(tempfile.mkdtemp(prefix="course-prueba-", dir="/var/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(base))
+    try:
+        with scratch.run_folder() as folder:
+            outside = zygote.Zygote(sandbox.kernel_uid())
+            try:
+                with kernel(outside) as (run, stage):  # nació del cigoto
+                    copy = stage.root / "source" / stage.lab.id / f"{stage.lab.id}.ipynb"
+                    assert copy.is_relative_to(folder) and copy.exists()
+                    code = f"import os; print(repr((os.listdir({str(folder)!r}), "
+                    seen = run(code + f"os.path.exists({str(copy)!r}))))")
+            finally:
+                outside.close()
+        assert ast.literal_eval(seen) == ([], False)  # una carpeta vacía tapa la de verdad
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

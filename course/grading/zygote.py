@@ -16,8 +16,10 @@ antes de ninguna entrega, que cada ``fork`` copia.
 Para ``jupyter_client`` el núcleo es un proceso pequeño (:data:`STUB`) que pide el núcleo
 al cigoto y vive lo que él: si se le mata, el cigoto mata el espacio de procesos del
 núcleo entero. Solo como root (hace falta cambiar de usuario), y solo si todo lo que ve
-la caja está en ``/tmp`` o lo compartió el cigoto al nacer; si no, el núcleo se lanza
-como siempre con su propio ``bwrap``.
+la caja está en ``/tmp``, en la carpeta de la calificación (``course.grading.scratch``,
+donde apunte ``$TMPDIR``) o lo compartió el cigoto al nacer; si no, el núcleo se lanza
+como siempre con su propio ``bwrap``. Cada núcleo ve esas dos carpetas tapadas por una
+vacía: ni las copias del curso ni las demás entregas.
 """
 
 import dataclasses
@@ -30,11 +32,12 @@ import tempfile
 from pathlib import Path
 
 import course
-from course.grading import disk, sandbox, seccomp, zygote_main
+from course.grading import disk, sandbox, scratch, seccomp, zygote_main
 
 SERVER = Path(zygote_main.__file__)
 HIDDEN = Path(zygote_main.HIDDEN)  # lo que el núcleo no ve
 HOST_TMP = Path("/tmp")  # lo ve el cigoto; a cada núcleo se lo tapa un tmpfs nuevo
+SHORT = 70  # caracteres: la carpeta del socket del cigoto, si no, en /tmp
 
 # El núcleo para jupyter_client: pide uno al cigoto, espera su código de salida y, si
 # muere, el cigoto lo sabe porque se cierra la conexión.
@@ -56,15 +59,18 @@ class Zygote:
     def __init__(self, uid: int):
         self.uid = uid
         disk.shared_base()  # antes de nacer: así le llegan los discos de las entregas
-        here = Path(tempfile.gettempdir())  # la carpeta de la calificación, si está en /tmp
-        place = here if here.is_relative_to(HOST_TMP) else HOST_TMP
+        here = Path(tempfile.gettempdir())  # la carpeta de la calificación, si hay
+        # Lo que el cigoto ve de fuera: /tmp y la carpeta de la calificación esté donde esté.
+        own = here.name.startswith(scratch.PREFIX) and not here.is_relative_to(HOST_TMP)
+        self.roots = {HOST_TMP, here} if own else {HOST_TMP}
+        place = here if len(str(here)) < SHORT else HOST_TMP  # un socket admite 108 bytes
         self._folder = Path(tempfile.mkdtemp(prefix="cigoto-", dir=place))
         self.socket = self._folder / "s"
         shared = sandbox.shared_readable()
         self.shared = {
             outside: HIDDEN / "compartido" / str(number)
             for number, outside in enumerate(sorted(set(shared.values())))
-            if not outside.is_relative_to(HOST_TMP)
+            if not self._seen(outside)
         }
         # Puntos de montaje fuera de /tmp: el cigoto los crea al nacer; un núcleo no puede.
         self.points = {
@@ -93,11 +99,18 @@ class Zygote:
         """traitlets copia la caja de cada núcleo; el cigoto es uno por proceso."""
         return self
 
+    def _seen(self, path: Path) -> bool:
+        return any(path.is_relative_to(root) for root in self.roots)
+
     def _command(self, fd: int) -> list[str]:
-        """``bwrap`` del cigoto: el sistema, Python, ``/tmp`` de fuera y lo compartido."""
+        """``bwrap`` del cigoto: el sistema, Python, ``/tmp`` de fuera, la carpeta de la
+        calificación (de solo lectura) y lo compartido."""
         box = ["bwrap", *sandbox.system_mounts(), "--dev", "/dev", "--proc", "/proc"]
         box += ["--bind", str(HOST_TMP), str(HOST_TMP)]
         existing = {Path("/"), HOST_TMP}
+        for root in sorted(self.roots - {HOST_TMP}):
+            box += [*sandbox.parents(root, existing), "--ro-bind", str(root), str(root)]
+            existing.add(root)
         for path in sandbox.python_folders():
             box += [*sandbox.parents(path, existing), "--ro-bind", str(path), str(path)]
         box += ["--dir", zygote_main.STAGE]
@@ -120,7 +133,7 @@ class Zygote:
             box.uid == self.uid
             and self._process.poll() is None
             and "ipykernel_launcher" in kernel
-            and all(p in self.shared or p.is_relative_to(HOST_TMP) for p in outsides)
+            and all(p in self.shared or self._seen(p) for p in outsides)
             and all(p in self.points or p.is_relative_to(HOST_TMP) for p in insides)
         )
 
@@ -140,6 +153,7 @@ class Zygote:
             "scratch": str(box.disk.new_tmp()) if box.disk is not None else "",  # su /tmp
             "env": sandbox.environment(box.env),
             "arguments": kernel[kernel.index("ipykernel_launcher") + 1 :],
+            "hide": [str(root) for root in sorted(self.roots - {HOST_TMP})],  # /tmp ya se tapa
         }
         # Los archivos cgroup.procs del cgroup de la entrega, si hay: el vigía entra en él.
         cgroup = [str(path) for path in box.group.procs] if box.group is not None else []

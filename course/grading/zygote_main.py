@@ -88,7 +88,8 @@ def build_view(request: dict) -> None:
     carpetas del calificador) el ``/tmp`` de este arranque en el disco de la entrega
     (``course.grading.disk``, como root) o un ``tmpfs`` nuevo, y cada fuente pasa a su
     sitio. Solo se crean carpetas dentro de ese ``/tmp`` o de ``tmpfs`` nuevos: el cigoto
-    y los hermanos no ven ninguna.
+    y los hermanos no ven ninguna. Al final, un ``tmpfs`` vacío tapa lo del cigoto y cada
+    carpeta de ``hide`` (la de la calificación, si ``$TMPDIR`` no está en ``/tmp``).
     """
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
@@ -116,7 +117,8 @@ def build_view(request: dict) -> None:
         _point(inside, stage, inner)
         _bind(stage, inside, writable)
     _check(libc.umount2(STAGE.encode(), MNT_DETACH), "umount etapa")
-    _mount("tmpfs", HIDDEN, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0755")
+    for hidden in (HIDDEN, *request["hide"]):  # la carpeta de la calificación, fuera de /tmp
+        _mount("tmpfs", hidden, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0755")
 
 
 class _Program(ctypes.Structure):  # struct sock_fprog
