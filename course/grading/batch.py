@@ -44,7 +44,7 @@ from pathlib import Path
 from course import labs, names
 from course.grading import files, results, students, work_queue
 from course.labs import CourseError
-from course.text import printable, shorten
+from course.text import PATH, printable, shorten
 
 LAYOUT = (
     "el zip debe tener una carpeta por estudiante: <estudiante>/<lab>/<cuaderno>.ipynb"
@@ -645,13 +645,24 @@ def grade_one(
         result.cells = graded.cells
         result.findings = list(graded.findings)
     except Exception as error:  # noqa: BLE001 (una entrega rota no detiene las demás)
-        result.error = (
-            str(error) if isinstance(error, CourseError) else f"{type(error).__name__}: {error}"
-        )
+        result.error = _message(error, task, ahead.path if ahead is not None else None)
         keep.unlink(missing_ok=True)  # que feedback no use una calificación antigua
     result.seconds = round(time.perf_counter() - start, 2)
     results.write(autograded, result)
     return result
+
+
+def _message(error: Exception, task: Task, copy: Path | None) -> str:
+    """El error de una entrega sin rutas temporales: su copia se nombra como la entrega
+    (``ana/01_atencion/01_atencion.ipynb``) y de las demás rutas de la carpeta temporal
+    queda el último nombre."""
+    text = str(error) if isinstance(error, CourseError) else f"{type(error).__name__}: {error}"
+    if copy is not None:
+        text = text.replace(str(copy), f"{task.student}/{task.lab}/{copy.name}")
+    temporary = tempfile.gettempdir()
+    return PATH.sub(
+        lambda path: (path[1] or "…") if path[0].startswith(temporary) else path[0], text
+    )
 
 
 def _staged(task: Task, staging: Path) -> Path:
