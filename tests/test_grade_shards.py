@@ -93,6 +93,20 @@ def test_a_class_without_broken_submissions_exits_0(course_root, monkeypatch):
     assert cli.main(["grade"]) == 0
 
 
+def test_an_empty_shard_exits_0_before_the_start_up_checks(course_root, monkeypatch, capsys):
+    root, _ = course_root
+    checked = []
+    monkeypatch.setattr(kernel_view, "require", lambda: checked.append("núcleo"))
+    tasks = batch.gather(root / "submitted", None, root)
+    sizes = {i: len(batch.select_shard(tasks, f"{i}/16")) for i in range(1, 17)}
+    empty, full = min(sizes, key=sizes.get), max(sizes, key=sizes.get)
+    assert sizes[empty] == 0 and sizes[full] > 0
+    assert cli.main(["grade", "--shard", f"{empty}/16"]) == 0
+    assert checked == [] and "No hay entregas" in capsys.readouterr().out
+    cli.main(["grade", "--shard", f"{full}/16"])
+    assert checked == ["núcleo"]  # con entregas, sí se comprueba
+
+
 def test_a_grader_failure_exits_3_not_1(course_root, monkeypatch, capsys):
     def failing(*args, **kwargs):
         raise RuntimeError("se cayó el calificador")

@@ -126,7 +126,7 @@ def run(
     Devuelve el código de :data:`EXIT`: 1 si alguna entrega quedó sin calificar, 3 si con
     ``merge_only`` falta alguna por calificar, 0 si no.
     """
-    from course.grading import batch, kernel_view, scratch
+    from course.grading import batch, scratch
 
     for lab_id in lab_ids or []:
         labs.get(lab_id)  # un laboratorio mal escrito: error con la lista de los que hay
@@ -138,10 +138,6 @@ def run(
     with scratch.run_folder():
         if not merge_only:
             batch.select_shard([], shard)  # un --shard mal escrito, antes de preparar nada
-            _require_sandbox(sandboxed)
-            if sandboxed:  # ¿ve el núcleo aislado este course? (antes de calificar a nadie)
-                kernel_view.require()
-                _memory_guard()
         return _grade(root, zips, jobs, shard, merge_only, lab_ids, progress, settings, refused)
 
 
@@ -157,13 +153,26 @@ def _grade(root, zips, jobs, shard, merge_only, lab_ids, progress, settings, ref
         if merge_only:
             return max(_merge_and_report(root), _report_refused(refused), _missing(tasks, root))
         if not tasks:
-            print("No hay entregas que calificar en submitted/ (ni en los zip indicados).")
+            where = f"el fragmento {shard}" if shard else "submitted/ (ni en los zip indicados)"
+            print(f"No hay entregas que calificar en {where}.")
             return _report_refused(refused)
+        _before_grading(settings.sandboxed)
         jobs = jobs or cpus.usable()
         graded = batch.grade_all(tasks, root / "autograded", jobs, settings, progress)
     if shard:
         return _report_shard(graded, shard)
     return max(_merge_and_report(root), _report_refused(refused))
+
+
+def _before_grading(sandboxed: bool) -> None:
+    """Antes de calificar a nadie, y solo si hay a quién (un fragmento vacío no paga estos
+    segundos): el aislamiento, qué ve el núcleo aislado de este curso y la memoria."""
+    from course.grading import kernel_view
+
+    _require_sandbox(sandboxed)
+    if sandboxed:
+        kernel_view.require()
+        _memory_guard()
 
 
 def _report_shard(graded: list["Result"], shard: str) -> int:
