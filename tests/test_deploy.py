@@ -37,6 +37,31 @@ def test_values_follow_the_chart_schema(values):
     jsonschema.Draft7Validator(schema).validate(values)
 
 
+def coalesce(chart, ours):
+    """Los valores que ve el chart, mezclados como Helm: los mapas se mezclan, lo demás
+    se sustituye y un ``null`` nuestro quita la clave."""
+    merged = dict(chart)
+    for key, value in ours.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(chart.get(key), dict):
+            merged[key] = coalesce(chart[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def test_merged_values_pass_the_whole_schema(values):
+    """Lo que Helm valida antes de generar las plantillas: nuestros valores sobre los del
+    chart (``z2jh/values.yaml``, del mismo commit que el esquema), con el esquema entero."""
+    chart = yaml.safe_load((DEPLOY / "z2jh" / "values.yaml").read_text())
+    schema = yaml.safe_load((DEPLOY / "z2jh" / "values.schema.yaml").read_text())
+    jsonschema.Draft7Validator(schema).validate(coalesce(chart, values))
+    wrong = coalesce(chart, {**values, "hub": {**values["hub"], "image": {"name": None}}})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema).validate(wrong)
+
+
 def test_schema_catches_a_misspelt_key(values):
     """La comprobación de arriba puede fallar: una clave mal escrita no pasa."""
     schema = without_required(yaml.safe_load((DEPLOY / "z2jh" / "values.schema.yaml").read_text()))
