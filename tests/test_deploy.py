@@ -1,9 +1,10 @@
 """El aula en Kubernetes (``deploy/aula/``), comprobada sin clúster: los valores contra el
 esquema del chart de Zero to JupyterHub y lo que el curso pide de ellos y de las imágenes.
 
-Helm valida los valores ya mezclados con los del chart; aquí se valida solo el archivo,
-así que el esquema pierde sus ``required`` (los pone el chart) y conserva lo demás:
-nombres desconocidos (``additionalProperties: false``) y tipos.
+Helm valida los valores ya mezclados con los del chart: aquí, el archivo solo con el
+esquema sin sus ``required`` (los pone el chart): nombres desconocidos
+(``additionalProperties: false``) y tipos; y la mezcla con ``z2jh/values.yaml`` con el
+esquema entero. Sin Helm no se generan las plantillas (``docs/kubernetes.md``).
 """
 
 import re
