@@ -217,6 +217,56 @@ def test_private_submission_modes(tmp_path):
     assert stat.S_IMODE((folder / "sub" / "x.txt").stat().st_mode) == 0o640
 
 
+def other_group() -> int:
+    """Un grupo distinto del efectivo en el que este proceso puede crear archivos."""
+    if os.geteuid() == 0:
+        return os.getegid() + 4242
+    others = [group for group in os.getgroups() if group != os.getegid()]
+    if not others:
+        pytest.skip("hace falta root o un grupo secundario")
+    return others[0]
+
+
+def test_whole_submission_takes_the_group_of_inbound(tmp_path, monkeypatch):
+    """Con ``inbound/`` setgid del grupo del profesor, todo lo que deja ``nbgrader submit``
+    (también ``timestamp.txt`` y ``submission_secret.txt``, escritos tras la copia) es de ese
+    grupo: si no, el profesor no los lee y «Publicar devolución» se detiene."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from course.student.submit import PrivateSubmit
+
+    lab = "01_atencion"
+    exchange = tmp_path / "intercambio"
+    inbound = exchange / "transformer-es" / "inbound"
+    (exchange / "transformer-es" / "outbound" / lab).mkdir(parents=True)
+    inbound.mkdir()
+    group = other_group()
+    os.chown(inbound, -1, group)
+    os.chmod(inbound, 0o3733)
+    work = tmp_path / "ana" / lab
+    work.mkdir(parents=True)
+    for folder in (exchange / "transformer-es" / "outbound" / lab, work):
+        (folder / f"{lab}.ipynb").write_text("{}")
+    os.chmod(work, 0o700)
+    config = Config()
+    config.Exchange.root = str(exchange)
+    config.Exchange.cache = str(tmp_path / "cache")
+    config.CourseDirectory.course_id = "transformer-es"
+    config.CourseDirectory.root = str(work.parent)
+    config.CourseDirectory.assignment_id = lab
+    coursedir = CourseDirectory(config=config)
+    monkeypatch.chdir(work.parent)  # nbgrader submit entrega la carpeta del laboratorio de aquí
+    authenticator = Authenticator(config=config)
+    PrivateSubmit(coursedir=coursedir, authenticator=authenticator, config=config).start()
+    (submission,) = inbound.iterdir()
+    found = {path.name: path.stat().st_gid for path in submission.iterdir()}
+    assert found == {
+        name: group for name in (f"{lab}.ipynb", "timestamp.txt", "submission_secret.txt")
+    }
+    assert stat.S_IMODE(submission.stat().st_mode) == 0o750
+
+
 def test_state_file_is_root_only(tmp_path):
     aula = Aula(tmp_path)
     aula.save(Settings(instructor="profe", course="/c"))
