@@ -205,6 +205,19 @@ def _wait(job: str, env: dict, timeout: float = 900) -> dict[str, str]:
         time.sleep(1)
 
 
+def _grading(tmp: Path, task: int) -> bool:
+    """¿Está la tarea ``task`` del array dentro de ``grade``, con su carpeta temporal?"""
+    for folder in tmp.glob(f"{scratch.PREFIX}*"):
+        pid = folder.name.rsplit("-", 2)[1]  # course-calificacion-<máquina>-<pid>-<azar>
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"SLURM_ARRAY_TASK_ID={task}".encode() in environ:
+            return True
+    return False
+
+
 def _scores(root: Path) -> dict:
     book = {(r["student_id"], r["assignment"]): r["score"] for r in export.rows(root)}
     cells = {
@@ -226,10 +239,9 @@ def test_a_job_array_with_a_cancelled_task_grades_like_a_direct_run(cluster, tmp
     tasks = _sbatch(env, array, "--array=1-4", str(SLURM / "fragmento.sbatch"))
     merge = _sbatch(env, array, f"--dependency=afterany:{tasks}", str(SLURM / "unir.sbatch"))
     deadline = time.monotonic() + 300
-    while _job(f"{tasks}_2", env).get("JobState") != "RUNNING":
-        assert time.monotonic() < deadline, "la tarea 2 no empezó"
+    while not _grading(array / "tmp", 2):  # antes, scancel podría llegar antes que la tarea
+        assert time.monotonic() < deadline, "la tarea 2 no empezó a calificar"
         time.sleep(0.5)
-    time.sleep(2)
     subprocess.run(["scancel", f"{tasks}_2"], env=env, check=True)
     first = _wait(merge, env)
     log = (array / "logs" / f"calificar-{merge}-union.out").read_text()
