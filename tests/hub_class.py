@@ -167,9 +167,11 @@ async def _execute(url: str, token: str, code: str, timeout: float = 300) -> str
 
 
 @contextmanager
-def hub_class(count: int = 2, memory_mb: int = 1024, root: Path = ROOT) -> Iterator[HubClass]:
+def hub_class(
+    count: int = 2, memory_mb: int = 1024, root: Path = ROOT, disk_mb: int = 256
+) -> Iterator[HubClass]:
     """El aula en ``root`` con un profesor y ``count`` estudiantes (``ana…``, ``beto…``,
-    ``e3…``…), con ``memory_mb`` MiB para cada uno."""
+    ``e3…``…), con ``memory_mb`` MiB de memoria y ``disk_mb`` MiB de disco para cada uno."""
     tag = secrets.token_hex(2)
     instructor = f"profe{tag}"
     names = ("ana", "beto", *(f"e{i}" for i in range(3, count + 1)))
@@ -177,7 +179,9 @@ def hub_class(count: int = 2, memory_mb: int = 1024, root: Path = ROOT) -> Itera
     aula = Aula(root)
     _clean(aula)
     try:
-        steps.prepare(aula, instructor, "127.0.0.1", free_port(), memory_mb, lambda _: None)
+        steps.prepare(
+            aula, instructor, "127.0.0.1", free_port(), memory_mb, lambda _: None, disk_mb
+        )
         roster = aula.hub / "lista.csv"
         roster.write_text(
             "id,nombre,correo\n"
@@ -201,19 +205,30 @@ def _remove_account(user: str) -> None:
         uid = pwd.getpwnam(user).pw_uid
     except KeyError:
         return
-    for process in psutil.process_iter(["uids"]):
-        if process.info["uids"] and process.info["uids"].real == uid:
-            process.kill()
+    owned = [
+        p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid
+    ]
+    for process in owned:
+        process.kill()
+    psutil.wait_procs(owned, timeout=10)
+    _unmount(Path(pwd.getpwnam(user).pw_dir))
     subprocess.run(["userdel", "--remove", user], capture_output=True)
     for group in (Path("/sys/fs/cgroup/memory/aula") / user, Path("/sys/fs/cgroup/aula") / user):
         if group.is_dir():
             group.rmdir()
 
 
+def _unmount(folder: Path) -> None:
+    """Desmonta el disco del aula montado en ``folder`` (``course.aula.disks``), si lo hay."""
+    if folder.is_mount():
+        subprocess.run(["umount", str(folder)], check=True)
+
+
 def _clean(aula: Aula) -> None:
     """Todo el aula menos lo que se reutiliza (:data:`KEEP`)."""
     if not aula.root.exists():
         return
+    _unmount(aula.exchange)
     for entry in aula.root.iterdir():
         if entry.name not in KEEP:
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()

@@ -20,7 +20,7 @@ import pytest
 from hub_class import LAB, RESTARTED, hub_class
 
 from course import labs
-from course.aula import envs
+from course.aula import disks, envs
 
 pytestmark = pytest.mark.slow
 
@@ -270,7 +270,9 @@ def test_spawner_bounds_memory_processes_and_file_size(hub, tmp_path):
     from course.aula.spawner import ClassSpawner
 
     ana, beto = hub.students
-    spawner = ClassSpawner(memory_mb=256, max_processes=64, max_file_mb=16)
+    spawner = ClassSpawner(
+        memory_mb=256, max_processes=64, max_file_mb=16, student_env=str(hub.aula.student_env)
+    )
     python = str(hub.aula.student_env / "bin" / "python")
 
     def run(user, code, **kwargs):
@@ -290,3 +292,50 @@ def test_spawner_bounds_memory_processes_and_file_size(hub, tmp_path):
     written = run(ana, BIG_FILE).communicate(timeout=60)[0].strip()
     assert written == "27"  # EFBIG
     (Path(f"/home/{ana}") / "grande.bin").unlink()
+
+
+FILL = textwrap.dedent(
+    """
+    import json, os
+    written = {}
+    for folder in [os.path.expanduser("~"), *FOLDERS]:
+        path, total = os.path.join(folder, "relleno.bin"), 0
+        try:
+            with open(path, "wb", buffering=0) as out:
+                while total < 1024:
+                    out.write(b"0" * (1 << 20))
+                    total += 1
+            written[folder] = [total, 0]
+        except OSError as error:
+            written[folder] = [total, error.errno]
+        os.remove(path)
+    print(json.dumps(written))
+    """
+)
+
+
+def test_a_student_who_fills_her_disk_reaches_no_one(hub, submitted):
+    """Desde un núcleo de su servidor, ana llena su carpeta, ``/tmp`` y ``/var/tmp``: todo
+    es su disco (256 MiB en el aula de pruebas) y cada escritura para ahí con «No space
+    left on device»; a la vez, beto escribe en su carpeta, vuelve a entregar y el profesor
+    recoge la entrega nueva. (``/var/tmp`` no se tapa si el aula está dentro, como la de
+    pruebas en ``/var/tmp/course-aula-pruebas``: entonces no se llena.)"""
+    ana, beto = hub.students
+    folders = disks.shared_tmp(hub.aula.root)
+    assert "/tmp" in folders
+    opener = hub.spawn(ana)
+    token = hub.token(ana, opener)
+    kernel = hub.kernel(ana, token)
+    shown = hub.execute(ana, token, kernel, FILL.replace("FOLDERS", repr(folders)))
+    written = json.loads(shown)
+    assert [errno for _, errno in written.values()] == [28] * (1 + len(folders)), shown  # ENOSPC
+    assert max(total for total, _ in written.values()) <= 256, shown
+    assert hub.execute(ana, token, kernel, "print(6 * 7)") == "42\n"
+    again = hub.run_as(beto, f"echo 'nota nueva' > ~/{LAB}/nota.txt && nbgrader submit {LAB}")
+    assert again.returncode == 0, again.stdout + again.stderr
+    nbgrader = hub.aula.instructor_env / "bin" / "nbgrader"
+    collected = hub.run_as(
+        hub.instructor, f"cd {hub.course} && {nbgrader} collect --update {LAB}", env="profesor"
+    )
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    assert (Path(hub.course) / "submitted" / beto / LAB / "nota.txt").read_text() == "nota nueva\n"

@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from course.aula import disks
 from course.aula.state import Aula
 from course.labs import CourseError
 
@@ -49,6 +50,7 @@ def start(aula: Aula) -> int:
         return running
     if not aula.proxy.exists():
         raise CourseError(f"Falta el proxy en {aula.proxy}: ejecuta «aula preparar».")
+    disks.mount_all(aula, [student.user for student in aula.load().students], print)
     aula.hub.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = aula.hub / "jupyterhub_config.py"
     config.write_text(CONFIG.format(root=str(aula.root)), encoding="utf-8")

@@ -10,18 +10,20 @@ con su cuenta del sistema) que
   lo llena todo agotan solo su memoria; el núcleo más grande de ese usuario muere, los
   demás usuarios ni lo notan;
 - le pone un tope de procesos (``RLIMIT_NPROC``, por usuario) y de tamaño de archivo
-  (``RLIMIT_FSIZE``).
-
-El espacio total en disco por usuario no se limita aquí: hacen falta cuotas del sistema
-de archivos (``docs/aula.md``).
+  (``RLIMIT_FSIZE``);
+- a un estudiante con disco propio (``course.aula.disks``) le da ``/tmp`` y ``/var/tmp``
+  privados, en ese disco: llenarlos no llena el disco de los demás.
 """
 
 import os
+import pwd
 import resource
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import Integer, Set, Unicode
+
+from course.aula import disks
 
 CGROUP = Path("/sys/fs/cgroup")
 MiB = 1024 * 1024
@@ -50,11 +52,16 @@ class ClassSpawner(LocalProcessSpawner):
         switch_user = super().make_preexec_fn(name)
         group = memory_group(name, self.memory_mb * MiB)
         processes, file_bytes = self.max_processes, self.max_file_mb * MiB
+        home = Path(pwd.getpwnam(name).pw_dir)
+        own_disk = name not in self.instructors and (home / ".tmp").is_dir() and home.is_mount()
+        targets = disks.shared_tmp(Path(self.student_env).parent.parent)
 
         def preexec():
             join(group)
             resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+            if own_disk:
+                disks.private_tmp(home, targets)
             switch_user()
 
         return preexec
@@ -66,10 +73,12 @@ def memory_group(user: str, limit: int) -> Path:
     if v1.is_dir():
         group = v1 / "aula" / user
         group.mkdir(parents=True, exist_ok=True)
-        (group / "memory.limit_in_bytes").write_text(str(limit))
-        swap = group / "memory.memsw.limit_in_bytes"
-        if swap.exists():
-            swap.write_text(str(limit))
+        memory, swap = group / "memory.limit_in_bytes", group / "memory.memsw.limit_in_bytes"
+        files = [memory, swap] if swap.exists() else [memory]
+        if len(files) == 2 and limit > int(memory.read_text()):
+            files.reverse()  # memoria+swap nunca por debajo de memoria: al subir, va primero
+        for path in files:
+            path.write_text(str(limit))
         return group
     parent = CGROUP / "aula"
     parent.mkdir(exist_ok=True)

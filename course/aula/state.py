@@ -37,6 +37,7 @@ class Settings:
     ip: str = ""
     port: int = 8000
     memory_mb: int = 3072  # memoria de cada usuario del hub, con sus núcleos
+    disk_mb: int = 2048  # disco de cada estudiante (course.aula.disks)
     students: list[Student] = field(default_factory=list)
     open_labs: list[str] = field(default_factory=list)
 
@@ -70,6 +71,10 @@ class Aula:
     @property
     def exchange(self) -> Path:
         return self.root / "intercambio"
+
+    @property
+    def disks(self) -> Path:
+        return self.root / "discos"
 
     @property
     def hub(self) -> Path:

@@ -8,15 +8,18 @@ import shutil
 from pathlib import Path
 
 from course import labs
-from course.aula import accounts, envs, exchange, system
+from course.aula import accounts, disks, envs, exchange, system
 from course.aula.state import COURSE_ID, Aula, Settings
 from course.labs import CourseError
 
 PROXY_PACKAGE = "configurable-http-proxy@5.3.0"
 
 
-def prepare(aula: Aula, instructor: str, ip: str, port: int, memory_mb: int, log) -> Settings:
-    """Cuentas del profesor, su copia del curso, los entornos, el proxy y el intercambio."""
+def prepare(
+    aula: Aula, instructor: str, ip: str, port: int, memory_mb: int, log, disk_mb: int = 2048
+) -> Settings:
+    """Cuentas del profesor, su copia del curso, los entornos, el proxy y el intercambio
+    (en su disco, :mod:`course.aula.disks`)."""
     if os.geteuid() != 0:
         raise CourseError(
             "«aula preparar» crea cuentas y carpetas del sistema: ejecútala como root."
@@ -29,7 +32,7 @@ def prepare(aula: Aula, instructor: str, ip: str, port: int, memory_mb: int, log
     except CourseError:
         previous = None
     settings = Settings(instructor=instructor, course=str(course), ip=ip, port=port,
-                        memory_mb=memory_mb)  # fmt: skip
+                        memory_mb=memory_mb, disk_mb=disk_mb)  # fmt: skip
     if previous:
         settings.students, settings.open_labs = previous.students, previous.open_labs
     aula.root.mkdir(parents=True, exist_ok=True)
@@ -42,6 +45,7 @@ def prepare(aula: Aula, instructor: str, ip: str, port: int, memory_mb: int, log
     envs.build_instructor_env(aula, course, log)
     envs.build_student_env(aula, last_open(settings), log)
     _proxy(aula, log)
+    disks.exchange_disk(aula, log)
     exchange.create(aula, instructor)
     return settings
 
@@ -89,6 +93,7 @@ def add_students(aula: Aula, roster: Path, log) -> list[str]:
         password = accounts.ensure_account(student.user)
         if password:
             new[student.user] = password
+        disks.home_disk(aula, student.user, settings.disk_mb, log)
     accounts.remember_passwords(aula, new)
     python = aula.instructor_env / "bin" / "python"
     accounts.add_to_gradebook(python, Path(settings.course), settings.instructor, students)

@@ -30,6 +30,10 @@ def add_arguments(parser) -> None:
         "--memoria", type=int, default=3072, metavar="MIB",
         help="memoria de cada usuario con sus núcleos, en MiB (por omisión 3072)",
     )  # fmt: skip
+    prepare.add_argument(
+        "--disco", type=int, default=2048, metavar="MIB",
+        help="disco de cada estudiante nuevo, en MiB (por omisión 2048)",
+    )  # fmt: skip
     roster = steps.add_parser(
         "alumnos", help="añade la lista de clase (CSV del aula virtual)",
         description="Crea las cuentas de los estudiantes de la lista (id, nombre, correo) y"
@@ -61,7 +65,7 @@ def main(args) -> int:
 
     aula = Aula(args.carpeta)
     if args.step == "preparar":
-        steps.prepare(aula, args.profesor, args.ip, args.puerto, args.memoria, print)
+        steps.prepare(aula, args.profesor, args.ip, args.puerto, args.memoria, print, args.disco)
         print(f"Aula preparada en {aula.root}. Siguiente paso: «python -m course aula alumnos"
               " LISTA.csv» y «python -m course aula iniciar».")  # fmt: skip
     elif args.step == "alumnos":
@@ -85,10 +89,14 @@ def main(args) -> int:
 
 
 def _status(aula, service) -> int:
+    from course.aula import disks
+
     settings = aula.load()
     number = service.pid(aula)
     state = f"en marcha (pid {number}) en {service.url(aula)}" if number else "parado"
     print(f"Hub: {state}.")
     print(f"Profesor: {settings.instructor}; estudiantes: {len(settings.students)}.")
     print(f"Laboratorios abiertos: {', '.join(settings.open_labs) or 'ninguno'}.")
+    for line in disks.report(aula, [student.user for student in settings.students]):
+        print(line)
     return 0 if number else 1
