@@ -3,8 +3,8 @@
 El profesor publica el laboratorio 01 con ``aula abrir`` (lo hace :func:`hub_class`, como
 dice ``docs/aula.md``). En el navegador: ana y beto lo descargan en «Tareas»; ana entrega
 la solución y beto el cuaderno en blanco («Entregar»); el profesor recoge, autocalifica,
-califica a mano una pregunta abierta con un comentario, genera y publica la devolución
-(Formgrader) y vuelve a autocalificar a ana sin perder lo que calificó a mano; cada
+califica a mano una pregunta abierta con un comentario, vuelve a autocalificar a ana sin
+perder lo que calificó a mano, y genera y publica la devolución (Formgrader); cada
 estudiante descarga la suya («Descargar la devolución») y la abre: en español, con las
 fórmulas dibujadas (MathML) y el comentario solo en la de ana. Fuera del navegador solo se
 copia la solución al cuaderno de ana (como ana), se leen los puntos del libro de notas y
