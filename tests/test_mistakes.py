@@ -175,11 +175,11 @@ def _relates(failure: BaseException | None) -> bool:
 
 
 @pytest.mark.parametrize("lab_id", CATALOGUED)
-def test_fingerprints_are_fresh(lab_id):
+def test_fingerprints_are_fresh(solutions, lab_id):
     path = mistakes.FINGERPRINTS / f"{lab_id}.json"
     assert path.exists(), f"faltan las huellas: python -m course build {lab_id}"
     stored = json.loads(path.read_text(encoding="utf-8"))["fingerprints"]
-    fresh = mistakes.fingerprints(lab_id)
+    fresh = mistakes.fingerprints(lab_id, solutions(lab_id))  # el cuaderno de las otras pruebas
     stale = f"huellas desfasadas: python -m course build {lab_id}"
     assert [_without_values(e) for e in stored] == [_without_values(e) for e in fresh], stale
     for old, new in zip(stored, fresh, strict=True):

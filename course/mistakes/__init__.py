@@ -347,7 +347,7 @@ class Solution:
 # --- generación de huellas --------------------------------------------------------------
 
 
-def fingerprints(lab_id: str) -> list[dict]:
+def fingerprints(lab_id: str, solution: Solution | None = None) -> list[dict]:
     """Huellas de cada error del catálogo: su salida donde falla cada prueba visible.
 
     Primero la prueba de su ejercicio; después, las de los ejercicios siguientes del
@@ -356,11 +356,12 @@ def fingerprints(lab_id: str) -> list[dict]:
     compuesta da la misma salida, y el mensaje nombra la idea donde aparezca. Un mutante
     que la prueba de su ejercicio no detecta, o que la hace fallar sin pasar por una
     comprobación con un tensor, no deja huella ahí (``tests/test_mistakes.py`` lo señala).
+    ``solution``: el cuaderno de ``lab_id`` ya ejecutado en este proceso, para no repetirlo.
     """
     mistakes = catalogue(lab_id)
     if not mistakes:
         return []
-    solution = Solution(lab_id)
+    solution = solution or Solution(lab_id)
     entries = []
     for mistake in mistakes:
         later = solution.exercises[solution.exercises.index(mistake.exercise) + 1 :]
