@@ -8,6 +8,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 import sys
 from collections import namedtuple
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from traitlets.config import Config
 
 from course import cli, names
-from course.aula import accounts, envs, hubconfig
+from course.aula import accounts, envs, hubconfig, service
 from course.aula.state import Aula, Settings, Student
 from course.labs import CourseError
 from course.student.submit import private
@@ -107,6 +108,7 @@ def test_hub_config_from_the_aula(tmp_path):
     assert "jupyterhub_idle_culler" in culler["command"]
     assert set(c.JupyterHub.load_roles[0]["scopes"]) >= {"delete:servers", "list:users"}
     assert "PYTHONPATH" not in c.Spawner.env_keep
+    assert c.ConfigurableHTTPProxy.pid_file == str(tmp_path / "hub" / service.PROXY_PID)
 
 
 @pytest.mark.parametrize(
@@ -265,6 +267,26 @@ def test_whole_submission_takes_the_group_of_inbound(tmp_path, monkeypatch):
         name: group for name in (f"{lab}.ipynb", "timestamp.txt", "submission_secret.txt")
     }
     assert stat.S_IMODE(submission.stat().st_mode) == 0o750
+
+
+def test_stop_ends_a_proxy_that_outlived_its_hub(tmp_path):
+    """Un proxy cuyo hub ya murió no se queda ocupando el puerto: «aula parar» lo apaga."""
+    aula = Aula(tmp_path)
+    aula.hub.mkdir()
+    proxy = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "configurable-http-proxy"]
+    )
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (aula.hub / service.PROXY_PID).write_text(str(proxy.pid))
+        assert service.stop(aula) is False  # no había hub
+        assert proxy.wait(timeout=10) is not None
+        (aula.hub / service.PROXY_PID).write_text(str(stranger.pid))  # un pid reutilizado
+        service.stop(aula)
+        assert stranger.poll() is None, "parar mató un proceso que no era el proxy"
+    finally:
+        proxy.kill()
+        stranger.kill()
 
 
 def test_state_file_is_root_only(tmp_path):

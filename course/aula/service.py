@@ -26,16 +26,22 @@ hubconfig.apply(get_config(), {root!r})  # noqa: F821
 """
 START_S = 90
 STOP_S = 30
+PROXY_PID = "proxy.pid"  # en la carpeta hub/, como lo configura hubconfig
 
 
 def pid(aula: Aula) -> int | None:
     """El pid del hub si está en marcha."""
+    return _running(aula.pid_file, b"jupyterhub")
+
+
+def _running(pid_file: Path, program: bytes) -> int | None:
+    """El pid escrito en ``pid_file`` si ese proceso vive y es ``program``."""
     try:
-        number = int(aula.pid_file.read_text().strip())
+        number = int(pid_file.read_text().strip())
         cmdline = Path(f"/proc/{number}/cmdline").read_bytes()
     except (OSError, ValueError):
         return None
-    return number if b"jupyterhub" in cmdline else None
+    return number if program in cmdline else None
 
 
 def url(aula: Aula) -> str:
@@ -81,18 +87,29 @@ def _wait_up(aula: Aula, process: subprocess.Popen) -> None:
 
 
 def stop(aula: Aula) -> bool:
-    """Para el hub (y con él el proxy y los servidores); ¿estaba en marcha?"""
+    """Para el hub (y con él el proxy y los servidores); ¿estaba en marcha?
+
+    El hub apaga su proxy al terminar, pero no siempre llega a hacerlo (un SIGKILL tras
+    ``STOP_S``, un hub que murió antes): el proxy que siga vivo se para por su pid.
+    """
     number = pid(aula)
-    if number is None:
-        return False
+    if number is not None:
+        _terminate(number)
+        aula.pid_file.unlink(missing_ok=True)
+    proxy = _running(aula.hub / PROXY_PID, b"configurable-http-proxy")
+    if proxy is not None:
+        _terminate(proxy)
+    return number is not None
+
+
+def _terminate(number: int) -> None:
+    """SIGTERM y, si no ha terminado en ``STOP_S``, SIGKILL."""
     os.kill(number, signal.SIGTERM)
     deadline = time.monotonic() + STOP_S
     while _alive(number) and time.monotonic() < deadline:
         time.sleep(0.2)
     if _alive(number):
         os.kill(number, signal.SIGKILL)
-    aula.pid_file.unlink(missing_ok=True)
-    return True
 
 
 def _alive(number: int) -> bool:
