@@ -7,9 +7,7 @@ terminal o un cuaderno de su servidor: mismo usuario, mismos permisos.
 
 import hashlib
 import json
-import os
 import shlex
-import shutil
 import signal
 import subprocess
 import textwrap
@@ -17,20 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from hub_class import LAB, RESTARTED, hub_class
+from hub_class import LAB, RESTARTED, hub_class, skip_without_aula
 
 from course import labs
 from course.aula import disks, envs
 
 pytestmark = pytest.mark.slow
 
-if os.geteuid() != 0 or not Path("/usr/sbin/useradd").exists():
-    pytest.skip("el aula crea cuentas del sistema: hace falta root", allow_module_level=True)
-if shutil.which("npm") is None and os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
-    pytest.skip(
-        "el proxy del aula se instala con npm: «apt-get install nodejs npm»",
-        allow_module_level=True,
-    )
+skip_without_aula()
 
 
 @pytest.fixture(scope="module")

@@ -11,26 +11,18 @@ copia la solución al cuaderno de ana (como ana), se leen los puntos del libro d
 beto intenta leer la devolución de ana.
 """
 
-import os
 import pwd
 import re
-import shutil
 import time
 from pathlib import Path
 
 import live_server
 import pytest
-from hub_class import LAB, hub_class
+from hub_class import LAB, hub_class, skip_without_aula
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-if os.geteuid() != 0 or not Path("/usr/sbin/useradd").exists():
-    pytest.skip("el aula crea cuentas del sistema: hace falta root", allow_module_level=True)
-if shutil.which("npm") is None and os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
-    pytest.skip(
-        "el proxy del aula se instala con npm: «apt-get install nodejs npm»",
-        allow_module_level=True,
-    )
+skip_without_aula()
 
 WAIT_MS = 180_000  # la máquina está cargada: Formgrader y JupyterLab tardan
 COMMENT = "Bien razonado: la escala evita que el softmax se sature."
