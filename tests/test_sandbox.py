@@ -195,6 +195,10 @@ def _cmdline(process: Path) -> str:
 
 
 def test_grade_refuses_without_sandbox_and_names_the_flag(tmp_path, monkeypatch):
+    lab = labs.get("01_atencion")
+    folder = tmp_path / "submitted" / "ana" / lab.id
+    folder.mkdir(parents=True)
+    shutil.copy(lab.release, folder)  # con algo que calificar: sin nada, no comprueba nada
     monkeypatch.setattr(sandbox, "available", lambda: "no está instalado bubblewrap (bwrap)")
     with pytest.raises(CourseError, match="--no-sandbox"):
         grade.run(root=tmp_path, progress=False)
