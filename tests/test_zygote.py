@@ -113,11 +113,16 @@ def test_a_kernel_from_the_zygote_has_no_privilege_and_sees_only_its_box(cell):
             f"import os; print([os.path.exists(p) for p in {[str(box.package), str(cell.socket)]}])"
         )
         reference = run("import course, os; print(os.listdir(course.__path__[0] + '/reference'))")
+        mounts = json.loads(_request(cell, box))["mounts"]
     assert seen["uid"] == (box.uid,) * 3 and box.uid >= sandbox.SANDBOX_UID
     assert seen["capabilities"] == {"0000000000000000"} and seen["no_new_privs"] == "1"
-    python = {p.parts[2] for p in sandbox.python_folders() if p.is_relative_to("/tmp")}  # CI
-    runtime = box.runtime.relative_to("/tmp").parts[0]  # su carpeta de sockets, en su disco
-    assert seen["hidden"] == [] and seen["tmp"] == sorted({runtime, "trabajo", *python})
+    # En su /tmp: su carpeta de sockets, trabajo/ y los puntos de lo que se le monta bajo
+    # /tmp (en CI, el entorno virtual y el paquete, en la ruta del repositorio clonado allí).
+    mounted = {
+        Path(inside).parts[2] for inside, _, _ in mounts if Path(inside).is_relative_to("/tmp")
+    }
+    runtime = box.runtime.relative_to("/tmp").parts[0]
+    assert seen["hidden"] == [] and seen["tmp"] == sorted({runtime, "trabajo", *mounted})
     assert "/run/cigoto/servidor.py" in seen["init"]  # el init es del cigoto, no bwrap
     assert seen["pids"][:2] == [1, 2] and max(seen["pids"]) < 50  # su espacio de procesos
     assert seen["mount"] != 0 and seen["umount"] != 0
@@ -209,13 +214,13 @@ def test_killing_the_process_jupyter_sees_kills_all_the_kernel_started(cell):
         assert not _marked()
 
 
-def test_a_box_with_a_folder_the_zygote_lacks_gets_its_own_bwrap(cell, tmp_path):
+def test_a_box_with_a_folder_the_zygote_lacks_gets_its_own_bwrap(cell):
     lab = labs.get("01_atencion")
     with staging.staged(lab.release, lab, True, None, cell) as stage:
         box = _box(stage)
         kernel_command = ["python", "-m", "ipykernel_launcher", "-f", "c.json"]
         assert cell.serves(box, kernel_command)
-        box.readable[box.WORK / "README.md"] = labs.REPO / "README.md"  # ni /tmp ni compartido
+        box.readable[box.WORK / "README.md"] = Path("/opt/fuera/README.md")  # ni /tmp ni compartido
         assert not cell.serves(box, kernel_command)
         del box.readable[box.WORK / "README.md"]
         box.readable[Path("/opt/datos")] = box.package  # un punto que el cigoto no creó
@@ -264,10 +269,14 @@ def test_a_virtual_environment_under_tmp_stays_visible_in_the_kernel(cell, monke
     lab = labs.get("01_atencion")
     with staging.staged(lab.release, lab, True, None, cell) as stage:
         monkeypatch.setattr(sys, "prefix", str(venv))
-        command = cell.command(_box(stage), ["python", "-m", "ipykernel_launcher"])
-    request = command[command.index(str(cell.socket)) + 1]  # después van los cgroups, si hay
-    mounts = json.loads(request)["mounts"]
+        mounts = json.loads(_request(cell, _box(stage)))["mounts"]
     assert [str(venv), str(venv), False] in mounts
+
+
+def _request(cell: zygote.Zygote, box: sandbox.Box) -> str:
+    """La petición que el cigoto recibe para el núcleo de ``box``."""
+    command = cell.command(box, ["python", "-m", "ipykernel_launcher"])
+    return command[command.index(str(cell.socket)) + 1]  # después van los cgroups, si hay
 
 
 def test_with_tmpdir_outside_tmp_kernels_still_come_from_the_zygote_and_see_no_copy(monkeypatch):
