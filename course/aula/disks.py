@@ -27,6 +27,7 @@ from pathlib import Path
 
 from course.aula import system
 from course.aula.state import Aula
+from course.grading import disk
 from course.labs import CourseError
 
 EXCHANGE_MB = 8192
@@ -34,7 +35,7 @@ OPTIONS = "loop,nosuid,nodev"
 SHARED_TMP = ("/tmp", "/var/tmp", "/run/lock")
 NO_HOME = "/nonexistent"  # la carpeta de una cuenta que ya no existe
 MiB = 1024 * 1024
-CLONE_NEWNS, MS_BIND, MS_REC, MS_PRIVATE = 0x20000, 4096, 16384, 1 << 18
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x20000, 16384, 1 << 18
 
 
 def home_disk(aula: Aula, user: str, size_mb: int, log) -> bool:
@@ -103,18 +104,11 @@ def shared_tmp(aula_root: Path) -> list[str]:
 def private_tmp(home: Path, targets: list[str]) -> None:
     """En este proceso (root, antes de cambiar de usuario) y sus hijos, las carpetas
     ``targets`` pasan a ser ``home/.tmp``: lo escrito ahí cuenta en el disco de ``home``."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNS) != 0:
+    if disk.libc.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
-    _mount(libc, None, "/", MS_REC | MS_PRIVATE)
+    disk.mount(None, Path("/"), None, MS_REC | MS_PRIVATE)
     for target in targets:
-        _mount(libc, str(home / ".tmp"), target, MS_BIND)
-
-
-def _mount(libc, source: str | None, target: str, flags: int) -> None:
-    encoded = source.encode() if source else None
-    if libc.mount(encoded, target.encode(), None, flags, None) != 0:
-        raise OSError(ctypes.get_errno(), f"mount {target}")
+        disk.mount(home / ".tmp", Path(target), None, disk.MS_BIND)
 
 
 def report(aula: Aula, users: list[str]) -> list[str]:

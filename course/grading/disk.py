@@ -101,7 +101,7 @@ def _mounted(size: int) -> Path | None:
         return None
     try:
         options = f"size={size},nr_inodes={INODES},mode=0755"
-        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
         Disk(folder).runtime.mkdir()
     except OSError as error:
         _remove(folder)
@@ -124,8 +124,8 @@ def shared_base() -> Path:
     with open("/proc/self/mountinfo") as mounts:  # ismount no ve un bind del mismo disco
         mounted = any(line.split()[4] == str(BASE) for line in mounts)
     if not mounted:
-        _mount(str(BASE), BASE, None, MS_BIND)
-        _mount(None, BASE, None, MS_SHARED)
+        mount(str(BASE), BASE, None, MS_BIND)
+        mount(None, BASE, None, MS_SHARED)
     return BASE
 
 
@@ -169,7 +169,8 @@ def _alive(name: str) -> bool:
         return False
 
 
-def _mount(source, target: Path, fstype, flags: int, options: str | None = None) -> None:
+def mount(source, target: Path, fstype, flags: int, options: str | None = None) -> None:
+    """``mount(2)`` por libc; un fallo es ``OSError`` con la carpeta y su causa."""
     encode = lambda value: None if value is None else str(value).encode()  # noqa: E731
     if libc.mount(encode(source), encode(target), encode(fstype), flags, encode(options)):
         error = ctypes.get_errno()
