@@ -442,8 +442,23 @@ def _die_with_parent() -> None:
     import ctypes
     import signal
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("el proceso principal murió"))
+    signal.signal(signal.SIGTERM, _main_died)
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+_orphaned = False  # murió el proceso principal (_main_died): no se escribe ningún resultado
+
+
+def _main_died(*_) -> None:
+    """SIGTERM del proceso de trabajo: recuerda que murió el principal y sale.
+
+    nbgrader atrapa cualquier excepción, ``SystemExit`` incluida, y la da como «nbgrader
+    falló»: :func:`grade_one` mira :data:`_orphaned` para no guardar ese error falso como
+    calificación (la orden siguiente, que reanuda, la califica de nuevo).
+    """
+    global _orphaned
+    _orphaned = True
+    sys.exit("el proceso principal murió")
 
 
 def _queue_round(tasks, autograded, jobs, settings, bar) -> tuple[dict, list[int], list[int]]:
@@ -648,6 +663,8 @@ def grade_one(
         result.error = _message(error, task, ahead.path if ahead is not None else None)
         keep.unlink(missing_ok=True)  # que feedback no use una calificación antigua
     result.seconds = round(time.perf_counter() - start, 2)
+    if _orphaned:  # lo interrumpido no es una calificación
+        sys.exit("el proceso principal murió")
     results.write(autograded, result)
     return result
 
