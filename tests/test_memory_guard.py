@@ -21,7 +21,7 @@ import pytest
 from test_regrade import cli_grade, scores, totals
 
 from course import labs
-from course.grading import cgroups, results, sandbox
+from course.grading import cgroups, results, sandbox, scratch
 
 pytestmark = [
     pytest.mark.slow,
@@ -98,7 +98,8 @@ def _leftovers(root: Path, folders: list[Path], since: float) -> list:
     found = [p for f in folders for p in f.iterdir() if p.is_dir()]
     found += [f / "cgroup.procs" for f in folders if _processes([f])]
     found += list((root / "tmp").iterdir())
-    for path in [*Path("/tmp").glob("nucleo-*"), *Path("/tmp").glob("cigoto-*")]:
+    zygotes = Path("/tmp").glob(f"{scratch.PREFIX}*-cigoto-*")
+    for path in [*Path("/tmp").glob("nucleo-*"), *zygotes]:
         with contextlib.suppress(OSError):
             if path.stat().st_ctime >= since and _orphan(path):
                 found.append(path)
@@ -108,7 +109,7 @@ def _leftovers(root: Path, folders: list[Path], since: float) -> list:
 def _orphan(path: Path) -> bool:
     """¿Murió quien usaba esta carpeta? Un cigoto vivo atiende su socket; la carpeta de
     sockets de un núcleo es del usuario de su proceso de trabajo (``sandbox.kernel_uid``)."""
-    if path.name.startswith("cigoto-"):
+    if "-cigoto-" in path.name:
         probe = socket.socket(socket.AF_UNIX)
         try:
             probe.connect(str(path / "s"))

@@ -2,6 +2,7 @@
 borra al salir y con SIGTERM, y lo que dejó un proceso muerto lo borra el siguiente."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -58,3 +59,20 @@ def test_the_next_run_removes_what_a_killed_one_left(tmp_path):
     assert os.path.isdir(folder)
     assert [str(p) for p in scratch.sweep(tmp_path)] == [folder]
     assert sorted(tmp_path.iterdir()) == sorted([other_host, alive])
+
+
+def test_the_socket_folder_of_a_dead_zygote_in_tmp_is_removed_too(tmp_path):
+    """Con un ``$TMPDIR`` de ruta larga, el socket del cigoto va a ``/tmp``: si su proceso
+    muere con SIGKILL, la orden siguiente también la borra de ahí."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait(timeout=30)
+    dead = f"{scratch.PREFIX}{socket.gethostname()}-{process.pid}-cigoto-"
+    folder = tempfile.mkdtemp(prefix=dead, dir="/tmp")
+    before = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    try:
+        assert str(scratch.sweep()[0]) == folder
+    finally:
+        tempfile.tempdir = before
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not os.path.exists(folder)

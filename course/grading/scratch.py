@@ -30,13 +30,19 @@ def _own_prefix() -> str:
     return f"{PREFIX}{socket.gethostname()}-"
 
 
+def process_prefix() -> str:
+    """El comienzo del nombre de una carpeta de este proceso: :func:`sweep` la borra
+    cuando el proceso ya no vive, esté en ``$TMPDIR`` o en ``/tmp``."""
+    return f"{_own_prefix()}{os.getpid()}-"
+
+
 @contextlib.contextmanager
 def run_folder():
     """Mientras dura el bloque, ``tempfile`` crea todo dentro de una carpeta 0700 propia y
     SIGTERM sale limpiando (si es el hilo principal: solo ahí se atienden señales)."""
     main = threading.current_thread() is threading.main_thread()
     handler = signal.signal(signal.SIGTERM, _exit) if main else None
-    folder = tempfile.mkdtemp(prefix=f"{_own_prefix()}{os.getpid()}-")
+    folder = tempfile.mkdtemp(prefix=process_prefix())
     before = tempfile.tempdir
     tempfile.tempdir = folder
     try:
@@ -52,11 +58,13 @@ def _exit(*_) -> None:
     sys.exit(128 + signal.SIGTERM)
 
 
-def sweep(base: Path | None = None) -> list[Path]:
-    """Borra las carpetas de calificaciones de esta máquina cuyo proceso ya no vive."""
-    base = Path(tempfile.gettempdir()) if base is None else base
+def sweep(*bases: Path) -> list[Path]:
+    """Borra las carpetas de calificaciones de esta máquina cuyo proceso ya no vive, en
+    ``bases`` (si no se dan: ``$TMPDIR`` y ``/tmp``, donde va el socket de un cigoto
+    cuando la ruta de ``$TMPDIR`` es larga)."""
+    bases = bases or tuple({Path(tempfile.gettempdir()), Path("/tmp")})
     stale = []
-    for folder in base.glob(f"{_own_prefix()}*"):
+    for folder in (found for base in bases for found in base.glob(f"{_own_prefix()}*")):
         pid = folder.name.removeprefix(_own_prefix()).split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(folder, ignore_errors=True)

@@ -64,7 +64,8 @@ class Zygote:
         own = here.name.startswith(scratch.PREFIX) and not here.is_relative_to(HOST_TMP)
         self.roots = {HOST_TMP, here} if own else {HOST_TMP}
         place = here if len(str(here)) < SHORT else HOST_TMP  # un socket admite 108 bytes
-        self._folder = Path(tempfile.mkdtemp(prefix="cigoto-", dir=place))
+        prefix = f"{scratch.process_prefix()}cigoto-"  # si muere sin cerrarlo, sweep
+        self._folder = Path(tempfile.mkdtemp(prefix=prefix, dir=place))
         self.socket = self._folder / "s"
         shared = sandbox.shared_readable()
         self.shared = {
