@@ -7,6 +7,8 @@
 - Sin bubblewrap o sin Chromium, las pruebas que los necesitan se omiten y el resumen lo
   dice en una línea en español con la orden que lo instala. Con ``CI=true`` no se omite
   nada: falta una herramienta y la ejecución falla.
+- En paralelo (``-n 2 --dist loadgroup``, el nivel rápido en ``.ci/run``) cada módulo va
+  entero a un proceso: sus fixtures de módulo se montan una vez.
 - Una prueba que inicia un núcleo de Jupyter sin la marca ``slow`` falla: el nivel rápido
   solo los inicia en las ``esencial`` (``kernel_guard.py``).
 - Fixtures compartidas: ``alarm``, ``one_cell_gradebook`` y ``lab7_submission``;
@@ -55,6 +57,7 @@ def _in_fast_tier(item) -> bool:
     return not (item.get_closest_marker("slow") or item.get_closest_marker("browser"))
 
 
+@pytest.hookimpl(tryfirst=True)  # antes que xdist, que lee xdist_group
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--todas"):
         return
@@ -66,6 +69,8 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
         _deselected[0] = 0 if only_slow else len(drop)
+    for item in items:  # con pytest-xdist (-n 2 --dist loadgroup), cada módulo en un proceso
+        item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 def missing_tools() -> dict[str, str]:

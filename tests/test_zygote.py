@@ -263,6 +263,18 @@ def test_a_dead_zygote_leaves_each_kernel_its_own_bwrap():
         dead.close()
 
 
+def test_a_zygote_whose_grading_process_is_gone_ends_by_itself():
+    """Si el proceso muere antes de que bwrap atienda ``--die-with-parent``, nadie mata al
+    cigoto: termina solo al cerrarse la tubería que solo ese proceso podía escribir."""
+    orphan = zygote.Zygote(sandbox.kernel_uid())
+    try:
+        with open(os.devnull, "rb") as nothing:  # como al morir: la tubería queda sin escritor
+            os.dup2(nothing.fileno(), orphan._lifeline)
+        assert orphan._process.wait(timeout=30) == 0
+    finally:
+        orphan.close()
+
+
 def test_a_virtual_environment_under_tmp_stays_visible_in_the_kernel(cell, monkeypatch):
     # En CI el entorno virtual vive en /tmp, que cada núcleo ve como un tmpfs nuevo.
     venv = Path("/tmp/entorno-de-prueba/venv")

@@ -24,6 +24,7 @@ vacía: ni las copias del curso ni las demás entregas.
 
 import dataclasses
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -64,7 +65,8 @@ class Zygote:
         own = here.name.startswith(scratch.PREFIX) and not here.is_relative_to(HOST_TMP)
         self.roots = {HOST_TMP, here} if own else {HOST_TMP}
         place = here if len(str(here)) < SHORT else HOST_TMP  # un socket admite 108 bytes
-        prefix = f"{scratch.process_prefix()}cigoto-"  # si muere sin cerrarlo, sweep
+        # En /tmp, con el pid: si el proceso muere sin cerrarlo, lo borra scratch.sweep.
+        prefix = "cigoto-" if place == here else f"{scratch.process_prefix()}cigoto-"
         self._folder = Path(tempfile.mkdtemp(prefix=prefix, dir=place))
         self.socket = self._folder / "s"
         shared = sandbox.shared_readable()
@@ -80,21 +82,26 @@ class Zygote:
             if not point.is_relative_to(HOST_TMP)
         }
         listener = socket.socket(socket.AF_UNIX)
+        # El cigoto lee la tubería; solo este proceso puede escribir en ella: si muere, aunque
+        # sea antes de que bwrap atienda --die-with-parent, el cigoto lee EOF y sale.
+        lifeline, self._lifeline = os.pipe()
         try:
             listener.bind(str(self.socket))
             listener.listen(64)
             self._process = subprocess.Popen(
-                self._command(listener.fileno()),
-                pass_fds=[listener.fileno()],
+                self._command(listener.fileno(), lifeline),
+                pass_fds=[listener.fileno(), lifeline],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
         except BaseException:
+            os.close(self._lifeline)
             shutil.rmtree(self._folder, ignore_errors=True)
             raise
         finally:
             listener.close()
+            os.close(lifeline)
 
     def __deepcopy__(self, memo) -> "Zygote":
         """traitlets copia la caja de cada núcleo; el cigoto es uno por proceso."""
@@ -103,7 +110,7 @@ class Zygote:
     def _seen(self, path: Path) -> bool:
         return any(path.is_relative_to(root) for root in self.roots)
 
-    def _command(self, fd: int) -> list[str]:
+    def _command(self, fd: int, lifeline: int) -> list[str]:
         """``bwrap`` del cigoto: el sistema, Python, ``/tmp`` de fuera, la carpeta de la
         calificación (de solo lectura) y lo compartido."""
         box = ["bwrap", *sandbox.system_mounts(), "--dev", "/dev", "--proc", "/proc"]
@@ -124,7 +131,8 @@ class Zygote:
         box += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
         for name, value in sandbox.environment({}).items():
             box += ["--setenv", name, value]
-        return box + [sys.executable, "-I", str(HIDDEN / "servidor.py"), str(fd)]
+        server = [sys.executable, "-I", str(HIDDEN / "servidor.py"), str(fd), str(lifeline)]
+        return box + server
 
     def serves(self, box: sandbox.Box, kernel: list[str]) -> bool:
         """¿Puede nacer de aquí el núcleo de ``box``? Si no, se lanza con su ``bwrap``."""
@@ -166,4 +174,5 @@ class Zygote:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        os.close(self._lifeline)
         shutil.rmtree(self._folder, ignore_errors=True)

@@ -230,9 +230,13 @@ def watch(connection: socket.socket) -> None:
             return
 
 
-def serve(listener: socket.socket) -> None:
-    """Acepta conexiones para siempre; cada una, un vigía propio (el cigoto no cambia)."""
+def serve(listener: socket.socket, lifeline: int) -> None:
+    """Acepta conexiones hasta que se cierra ``lifeline`` (murió el proceso de calificación);
+    cada una, un vigía propio (el cigoto no cambia)."""
     while True:
+        ready, _, _ = select.select([listener, lifeline], [], [])
+        if lifeline in ready:  # EOF: nadie más pedirá núcleos; bwrap se lleva a los vivos
+            os._exit(0)
         connection, _ = listener.accept()
         while True:
             try:
@@ -253,6 +257,7 @@ def serve(listener: socket.socket) -> None:
 
 def main() -> None:
     listener = socket.socket(fileno=int(sys.argv[1]))
+    lifeline = int(sys.argv[2])
     for name in PRELOAD:
         try:
             __import__(name)
@@ -260,7 +265,7 @@ def main() -> None:
             pass
     if len(os.listdir("/proc/self/task")) != 1:
         raise SystemExit("el cigoto tiene más de un hilo: fork no sería seguro")
-    serve(listener)
+    serve(listener, lifeline)
 
 
 if __name__ == "__main__":
